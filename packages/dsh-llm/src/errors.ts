@@ -1,0 +1,68 @@
+/** Stable error codes of the LLM layer. Route on these, never on message text. */
+export const LlmErrorCode = {
+  AUTH: 'AUTH',
+  RATE_LIMIT: 'RATE_LIMIT',
+  SERVER: 'SERVER',
+  TIMEOUT: 'TIMEOUT',
+  TRANSPORT: 'TRANSPORT',
+  ABORTED: 'ABORTED',
+  CONTEXT_WINDOW_EXCEEDED: 'CONTEXT_WINDOW_EXCEEDED',
+  INVALID_REQUEST: 'INVALID_REQUEST',
+  MALFORMED_RESPONSE: 'MALFORMED_RESPONSE',
+  NO_ADAPTER: 'NO_ADAPTER',
+  DUPLICATE_ADAPTER: 'DUPLICATE_ADAPTER',
+  ADAPTER_THREW: 'ADAPTER_THREW',
+  SCRIPT_EXHAUSTED: 'SCRIPT_EXHAUSTED',
+  INVALID_OPTIONS: 'INVALID_OPTIONS',
+} as const
+
+/** One of the built-in LLM error codes. Other packages define their own codes as plain strings. */
+export type LlmErrorCode = (typeof LlmErrorCode)[keyof typeof LlmErrorCode]
+
+/**
+ * A provider or transport failure as data: serializable, so it can travel in a `finish` chunk and be
+ * recorded in the session log.
+ */
+export interface LlmFailure {
+  readonly message: string
+  readonly code: LlmErrorCode | (string & {})
+  /** HTTP status, when the failure came from an HTTP response. */
+  readonly status?: number
+  /** How long the provider asked us to wait before retrying, in milliseconds. */
+  readonly retryAfterMs?: number
+  /** The provider's request id, when it sent one. */
+  readonly requestId?: string
+}
+
+/** The one base class of every error this library throws. `code` is stable; `cause` is the origin. */
+export class HarnessError extends Error {
+  readonly code: string
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'HarnessError'
+    this.code = code
+  }
+}
+
+/** An error carrying an `LlmFailure`, for callers that want an exception rather than a chunk. */
+export class LlmError extends HarnessError {
+  readonly failure: LlmFailure
+  constructor(failure: LlmFailure, options?: { cause?: unknown }) {
+    super(failure.code, failure.message, options)
+    this.name = 'LlmError'
+    this.failure = failure
+  }
+}
+
+/** Builds an `LlmFailure`, dropping absent optional fields so the value stays plain JSON. */
+export function llmFailure(
+  code: LlmFailure['code'],
+  message: string,
+  extra: { status?: number | undefined; retryAfterMs?: number | undefined; requestId?: string | undefined } = {},
+): LlmFailure {
+  const failure: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message, code }
+  if (extra.status !== undefined) failure.status = extra.status
+  if (extra.retryAfterMs !== undefined) failure.retryAfterMs = extra.retryAfterMs
+  if (extra.requestId !== undefined) failure.requestId = extra.requestId
+  return Object.freeze(failure)
+}

@@ -1,0 +1,46 @@
+import { nanoid } from 'nanoid'
+
+declare const brand: unique symbol
+
+/** A string made nominal at compile time. Branding is a cast: it costs nothing at run time. */
+export type Brand<T, B extends string> = T & { readonly [brand]: B }
+
+/** Identifies one message across the inbox, the log and every request. */
+export type MessageId = Brand<string, 'MessageId'>
+/** Identifies one tool call; a `tool-result` names the call it answers by this id. */
+export type CallId = Brand<string, 'CallId'>
+/** Identifies one session (one append-only log). */
+export type SessionId = Brand<string, 'SessionId'>
+
+function brandNonEmpty<B extends string>(kind: B, value: string): Brand<string, B> {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`${kind} must be a non-empty string, got ${JSON.stringify(value)}`)
+  }
+  return value as Brand<string, B>
+}
+
+/** Brands an existing string as a `MessageId`. Throws `TypeError` for an empty or non-string value. */
+export function MessageId(value: string): MessageId {
+  return brandNonEmpty('MessageId', value)
+}
+/** Brands an existing string as a `CallId`. Throws `TypeError` for an empty or non-string value. */
+export function CallId(value: string): CallId {
+  return brandNonEmpty('CallId', value)
+}
+/** Brands an existing string as a `SessionId`. Throws `TypeError` for an empty or non-string value. */
+export function SessionId(value: string): SessionId {
+  return brandNonEmpty('SessionId', value)
+}
+
+/** Mints a fresh random `MessageId` (nanoid, 21 URL-safe characters). */
+export function newMessageId(): MessageId {
+  return nanoid() as MessageId
+}
+/** Mints a fresh random `CallId`. */
+export function newCallId(): CallId {
+  return `call_${nanoid()}` as CallId
+}
+/** Mints a fresh random `SessionId`. */
+export function newSessionId(): SessionId {
+  return nanoid() as SessionId
+}

@@ -1,0 +1,4 @@
+/** The test projects, one per package. The root vitest.config.ts passes this list as `test.projects`. */
+export const projects: string[] = [
+  'packages/dsh-llm',
+]
