@@ -1,4 +1,8 @@
 /** The test projects, one per package. The root vitest.config.ts passes this list as `test.projects`. */
 export const projects: string[] = [
   'packages/dsh-llm',
+  'packages/dsh-llm-openai',
+  'packages/dsh-session',
+  'packages/dsh-agent-loop',
+  'packages/dsh-invariants',
 ]

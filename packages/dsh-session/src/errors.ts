@@ -1,0 +1,61 @@
+import { HarnessError } from 'dsh-llm'
+
+/** Stable error codes of the session layer. Route on these, never on message text. */
+export const SessionErrorCode = {
+  /** Data is not plain JSON (BigInt, function, cycle, NaN, -0, undefined member, class instance). */
+  NOT_JSON: 'NOT_JSON',
+  /** A payload or envelope failed its schema. */
+  INVALID_EVENT: 'INVALID_EVENT',
+  /** An event type with no registered definition. */
+  UNKNOWN_EVENT_TYPE: 'UNKNOWN_EVENT_TYPE',
+  /** An execution event outside an open turn, a turn opened twice, or a misnumbered turn/step. */
+  ENCLOSURE: 'ENCLOSURE',
+  /** `append` called from inside another append's notification. */
+  REENTRANT_APPEND: 'REENTRANT_APPEND',
+  /** Surface metadata that does not fit the current surface. */
+  INVALID_SURFACE: 'INVALID_SURFACE',
+  /** An inbox splice with bad coordinates or a duplicate message id. */
+  INVALID_SPLICE: 'INVALID_SPLICE',
+  /** Fork at a boundary inside an open turn or outside the log. */
+  INVALID_FORK: 'INVALID_FORK',
+  /** A stored log with a defect before its last committed turn. */
+  CORRUPT_LOG: 'CORRUPT_LOG',
+  /** A stored log written by a newer format version. */
+  UNSUPPORTED_VERSION: 'UNSUPPORTED_VERSION',
+  /** Another writer holds the session's lease. */
+  LOCKED: 'LOCKED',
+  /** A batch whose first seq is not the backend's next seq. */
+  SEQ_MISMATCH: 'SEQ_MISMATCH',
+  /** No stored session with that id. */
+  NOT_FOUND: 'NOT_FOUND',
+  /** A session id that already exists. */
+  ALREADY_EXISTS: 'ALREADY_EXISTS',
+  /** The backend failed to write or read. */
+  STORAGE: 'STORAGE',
+  /** The session was closed. */
+  CLOSED: 'CLOSED',
+} as const
+
+/** One of the session layer's error codes. */
+export type SessionErrorCode = (typeof SessionErrorCode)[keyof typeof SessionErrorCode]
+
+/** Where a session error happened: any of these that are known. */
+export interface SessionErrorWhere {
+  readonly sessionId?: string
+  readonly eventType?: string
+  readonly seq?: number
+  readonly file?: string
+  readonly line?: number
+  /** A path into the event, such as `data.message.content[2]`. */
+  readonly path?: string
+}
+
+/** An error of the session layer. `where` says what and where; the message says it for people. */
+export class SessionError extends HarnessError {
+  readonly where: SessionErrorWhere
+  constructor(code: SessionErrorCode, message: string, where: SessionErrorWhere = {}, options?: { cause?: unknown }) {
+    super(code, message, options)
+    this.name = 'SessionError'
+    this.where = where
+  }
+}

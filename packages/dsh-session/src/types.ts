@@ -1,0 +1,267 @@
+/**
+ * Types of the session log: the envelope, the open event catalog, the request header, the session and
+ * store faces, projections and the storage seam. Types only; runtime code lives beside each concept.
+ */
+import type {
+  AssistantMessage,
+  CallId,
+  LlmCallConfig,
+  Message,
+  SessionId,
+  StreamChunk,
+  ToolResultMessage,
+  ToolSchema,
+  TurnEndReason,
+  TurnTrigger,
+  Usage,
+  UserMessage,
+} from 'dsh-llm'
+
+/**
+ * The non-history part of a model request, recorded in the log so every request can be re-derived.
+ * Empty values are canonicalised to absent (no `system: ''`, no `tools: []`, no `messagePrefix: []`).
+ */
+export interface RequestHeader {
+  readonly config: LlmCallConfig
+  readonly system?: string
+  readonly tools?: readonly ToolSchema[]
+  /** Session-stable opening messages placed before the derived history; never in `deriveMessages()`. */
+  readonly messagePrefix?: readonly Message[]
+}
+
+/** Why a `request/header` snapshot was written. */
+export type RequestHeaderReason = 'initial' | 'resume' | 'change'
+
+/** Which inbox list a message waits in. */
+export type InboxTarget = 'next-turn' | 'next-step'
+
+/**
+ * One durable inbox mutation: remove `removedCount` messages at `start` of the `target` list and
+ * insert `inserted` there. `outcome: 'canceled'` marks an ordinary removal; a claim has no outcome.
+ */
+export interface InboxSplice {
+  readonly target: InboxTarget
+  readonly start: number
+  readonly removedCount?: number
+  readonly inserted: readonly UserMessage[]
+  readonly outcome?: 'canceled'
+}
+
+/** What a tool result's error was, when the result reports a failure of the harness (not the tool). */
+export interface ToolResultError {
+  readonly code: string
+  readonly message: string
+}
+
+/**
+ * Open: event payloads keyed by event type. Packages add their own types by declaration merging
+ * (`declare module 'dsh-session' { interface SessionEventMap { 'my/event': {...} } }`) and register a
+ * schema with `defineSessionEvent` so the log can validate and load them.
+ */
+export interface SessionEventMap {
+  'turn/start': { readonly turn: number; readonly trigger: TurnTrigger }
+  'turn/end': { readonly turn: number; readonly reason: TurnEndReason }
+  'step/start': { readonly turn: number; readonly step: number }
+  'step/end': { readonly turn: number; readonly step: number }
+  'user/message': UserMessage
+  'assistant/chunk': { readonly turn: number; readonly step: number; readonly chunk: StreamChunk }
+  'assistant/message': {
+    readonly turn: number
+    readonly step: number
+    readonly message: AssistantMessage
+    readonly usage?: Usage
+    readonly interrupted?: boolean
+  }
+  'tool/call': {
+    readonly turn: number
+    readonly step: number
+    readonly callId: CallId
+    readonly name: string
+    readonly arguments: string
+  }
+  'tool/result': {
+    readonly turn: number
+    readonly step: number
+    readonly message: ToolResultMessage
+    readonly error?: ToolResultError
+  }
+  'request/header': { readonly header: RequestHeader; readonly reason: RequestHeaderReason }
+  'session/end-seed': Record<string, never>
+  /** The durable inbox (owned by dsh-agent-loop's behaviour; its data shape lives here). */
+  'agent/inbox/spliced': InboxSplice
+}
+
+/** Every known event type. */
+export type SessionEventType = keyof SessionEventMap & string
+
+/**
+ * How an event changes the model-facing surface. `append` adds the event's message at the end;
+ * `replace` swaps surface nodes `[start, end)` for it (compaction), and `sourceEventSeqs` lists the
+ * seqs of every event whose node it shadows.
+ */
+export type SurfaceMeta =
+  | { readonly op: 'append' }
+  | {
+      readonly op: 'replace'
+      readonly start: number
+      readonly end: number
+      readonly sourceEventSeqs: readonly number[]
+    }
+
+/** The envelope of one event of type `K`. Committed events are deep-frozen. */
+export interface SessionEventOf<K extends SessionEventType> {
+  readonly type: K
+  /** Position in the log: contiguous from 0. */
+  readonly seq: number
+  /** Epoch milliseconds when the event was appended. */
+  readonly time: number
+  readonly data: SessionEventMap[K]
+  readonly surface?: SurfaceMeta
+}
+
+/** Any event: a union narrowed by `type`. */
+export type SessionEvent = { [K in SessionEventType]: SessionEventOf<K> }[SessionEventType]
+
+/** The latest `request/header` snapshot, folded. */
+export interface HeaderState {
+  readonly header: RequestHeader
+  readonly reason: RequestHeaderReason
+  /** The seq of the snapshot event. */
+  readonly seq: number
+}
+
+/** Where an open turn stands, folded from the log. */
+export interface OpenTurnState {
+  readonly turn: number
+  /** The open step, if any. */
+  readonly step?: number
+  /** The last step number used in this turn (0 before the first step). */
+  readonly lastStep: number
+}
+
+/** Fork provenance recorded on a child session. */
+export interface SessionParent {
+  readonly sessionId: SessionId
+  /** How many events of the parent were copied (the child's `session/end-seed` sits at this seq). */
+  readonly seedLength: number
+}
+
+/** A check run before an event commits; it throws to refuse the event (the log is left unchanged). */
+export type AppendGuard = (session: Session, candidate: SessionEvent) => void
+
+/** One append-only log. */
+export interface Session {
+  readonly id: SessionId
+  /** Every committed event, in seq order. Frozen values. */
+  readonly events: readonly SessionEvent[]
+  /** The seq the next event will get (equals `events.length`). */
+  readonly seq: number
+  readonly parent?: SessionParent
+  /**
+   * Appends one event: snapshots `data` as plain JSON, validates it and the turn enclosure, runs the
+   * store's guards, deep-freezes, commits, then notifies `session/event` listeners. Throws a
+   * `SessionError` naming the event type (and the offending path) when refused; the log is then
+   * unchanged. Throws when called from inside another append's notification.
+   */
+  append<K extends SessionEventType>(type: K, data: SessionEventMap[K], surface?: SurfaceMeta): SessionEventOf<K>
+  /** The model's history folded from the surface. Incremental; frozen messages. */
+  deriveMessages(): readonly Message[]
+  /** The latest request header snapshot, or `undefined` before the first. */
+  requestHeader(): HeaderState | undefined
+  /** The open turn, or `undefined` between turns. */
+  openTurn(): OpenTurnState | undefined
+  /** The highest turn number used so far (0 for a fresh log). */
+  lastTurn(): number
+  /** Resolves once every event appended so far is durable in the store's backend. */
+  flush(): Promise<void>
+}
+
+/** A keyed pure fold over a session's events. */
+export interface ProjectionDefinition<S> {
+  readonly key: string
+  init(session: Session): S
+  apply(state: S, event: SessionEvent, session: Session): S
+  /** Optional zod (or any `{parse}`) schema the state is validated against after each change. */
+  readonly schema?: { parse(value: unknown): S }
+}
+
+/** The registry of projections (`ctx.sessionProjections`). */
+export interface SessionProjections {
+  /** Registers a fold; an effect of the calling fiber. Throws if the key is taken. */
+  register<S>(definition: ProjectionDefinition<S>): () => void
+  /** The folded state for `session`, built lazily over existing history. Throws for an unknown key. */
+  get<S>(session: Session, key: string): S
+  /** Calls `listener` after each change of `key`'s state for any session; returns a disposer. */
+  onChanged<S>(key: string, listener: (session: Session, state: S, event: SessionEvent) => void): () => void
+}
+
+/** What a backend stores ahead of a session's events. */
+export interface SessionFileHeader {
+  readonly format: 'dsh-session'
+  readonly version: number
+  readonly sessionId: SessionId
+  readonly createdAt: number
+  readonly parent?: SessionParent
+}
+
+/** What a backend reports about a load it had to mend. */
+export interface LoadReport {
+  /** A torn final line that was cut off, with its 1-based line number and length in bytes. */
+  readonly truncatedTail?: { readonly line: number; readonly bytes: number }
+  /** How many repair closers were committed for an interrupted final turn. */
+  readonly repairedEvents: number
+}
+
+/** A loaded session's raw material. */
+export interface LoadedLog {
+  readonly header: SessionFileHeader
+  readonly events: readonly SessionEvent[]
+  readonly report: LoadReport
+}
+
+/**
+ * The storage seam. JSONL and in-memory backends ship; SQLite or PostgreSQL can implement the same.
+ * All writes for one session come from one writer, which holds the session's lease.
+ */
+export interface SessionStorage {
+  /** Creates a session atomically (never half a header) and takes its write lease. */
+  create(header: SessionFileHeader): Promise<void>
+  /** Takes the write lease of an existing session; refuses if another writer holds it. */
+  acquire(sessionId: SessionId): Promise<void>
+  /** Durably appends a batch whose first event has seq `expectedSeq`; refuses a seq mismatch. */
+  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void>
+  /** Reads and validates a whole session; mends a torn tail (see `LoadReport`). */
+  load(sessionId: SessionId): Promise<LoadedLog>
+  /** Reads events from `fromSeq` on. */
+  read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent>
+  /** Every stored session's header. */
+  list(): Promise<readonly SessionFileHeader[]>
+  /** Releases the write lease (and any open handle) of a session. */
+  release(sessionId: SessionId): Promise<void>
+}
+
+/** The session store (`ctx.sessions`). */
+export interface SessionStore {
+  /** Creates a new, empty session (optionally with a chosen id) in the configured storage. */
+  create(options?: { id?: SessionId }): Promise<Session>
+  /** A live session of this process, if one is open. */
+  get(id: SessionId): Session | undefined
+  /** Opens a stored session (loads, repairs an interrupted tail, takes the write lease). */
+  open(id: SessionId): Promise<Session>
+  /** Headers of every stored session. */
+  list(): Promise<readonly SessionFileHeader[]>
+  /** Copies `source`'s events below `boundarySeq` into a new session, then `session/end-seed`. */
+  fork(source: Session, boundarySeq: number): Promise<Session>
+  /** Durability barrier: resolves when everything appended to `session` so far is durable. */
+  flush(session: Session): Promise<void>
+  /** Flushes, releases the lease and forgets the live session. */
+  close(session: Session): Promise<void>
+  /** Adds a pre-commit check for every session; an effect of the calling fiber. */
+  guard(check: AppendGuard): () => void
+}
+
+/** The two inbox lists, folded from `agent/inbox/spliced` events. Frozen. */
+export interface InboxState {
+  readonly nextTurn: readonly UserMessage[]
+  readonly nextStep: readonly UserMessage[]
+}
