@@ -59,12 +59,19 @@ export interface ToolResultError {
  * schema with `defineSessionEvent` so the log can validate and load them.
  */
 export interface SessionEventMap {
+  /** Opens turn `turn` (one execution of the model loop); `trigger` says what started it. */
   'turn/start': { readonly turn: number; readonly trigger: TurnTrigger }
+  /** Closes the open turn; `reason` says how it ended (`interrupted` only from crash repair). */
   'turn/end': { readonly turn: number; readonly reason: TurnEndReason }
+  /** Opens step `step` (1-based within the turn): one model call and its tool calls. */
   'step/start': { readonly turn: number; readonly step: number }
+  /** Closes the open step. */
   'step/end': { readonly turn: number; readonly step: number }
+  /** User-role model input — a prompt, injected context or steering, told apart by `source`. Allowed between turns. */
   'user/message': UserMessage
+  /** One stream chunk of the model call, logged as it arrives. */
   'assistant/chunk': { readonly turn: number; readonly step: number; readonly chunk: StreamChunk }
+  /** The assembled answer of one model call; `interrupted` when a cancelled stream kept its visible text. */
   'assistant/message': {
     readonly turn: number
     readonly step: number
@@ -72,6 +79,7 @@ export interface SessionEventMap {
     readonly usage?: Usage
     readonly interrupted?: boolean
   }
+  /** A tool call starts; `arguments` is the model's raw JSON text. */
   'tool/call': {
     readonly turn: number
     readonly step: number
@@ -79,15 +87,18 @@ export interface SessionEventMap {
     readonly name: string
     readonly arguments: string
   }
+  /** The result of one tool call, committed in model order; `error` when the harness (not the tool) failed it. */
   'tool/result': {
     readonly turn: number
     readonly step: number
     readonly message: ToolResultMessage
     readonly error?: ToolResultError
   }
+  /** A snapshot of the non-history request state, written before the first request of an instance and on change. */
   'request/header': { readonly header: RequestHeader; readonly reason: RequestHeaderReason }
+  /** Marks the end of a forked session's seed (the events copied from its parent). */
   'session/end-seed': Record<string, never>
-  /** The durable inbox (owned by dsh-agent-loop's behaviour; its data shape lives here). */
+  /** One durable inbox mutation (the behaviour is dsh-agent-loop's; the data shape lives here so checks can fold it). Allowed between turns. */
   'agent/inbox/spliced': InboxSplice
 }
 
@@ -163,7 +174,11 @@ export interface Session {
    * `SessionError` naming the event type (and the offending path) when refused; the log is then
    * unchanged. Throws when called from inside another append's notification.
    */
-  append<K extends SessionEventType>(type: K, data: SessionEventMap[K], surface?: SurfaceMeta): SessionEventOf<K>
+  append<K extends SessionEventType>(
+    type: K,
+    data: SessionEventMap[K],
+    surface?: SurfaceMeta,
+  ): SessionEventOf<K>
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
   /** The latest request header snapshot, or `undefined` before the first. */
@@ -265,3 +280,11 @@ export interface InboxState {
   readonly nextTurn: readonly UserMessage[]
   readonly nextStep: readonly UserMessage[]
 }
+
+/** An event not yet appended: its type and payload (what `append` takes, without the envelope). */
+export type SessionEventInput = {
+  [K in SessionEventType]: { readonly type: K; readonly data: SessionEventMap[K] }
+}[SessionEventType]
+
+/** Where an event type may stand: only inside an open turn, or also between turns. */
+export type EventEnclosure = 'turn' | 'anywhere'
