@@ -58,7 +58,11 @@ export class LlmError extends HarnessError {
 export function llmFailure(
   code: LlmFailure['code'],
   message: string,
-  extra: { status?: number | undefined; retryAfterMs?: number | undefined; requestId?: string | undefined } = {},
+  extra: {
+    status?: number | undefined
+    retryAfterMs?: number | undefined
+    requestId?: string | undefined
+  } = {},
 ): LlmFailure {
   const failure: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message, code }
   if (extra.status !== undefined) failure.status = extra.status

@@ -1,28 +1,29 @@
+export { BlockAssembler, type BlockAssemblerOptions } from './assembler.ts'
 export { assertNever } from './assert.ts'
-export { type ListenerErrorHandler, emitContained } from './notify.ts'
 export { HarnessError, LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
 export { type DeepReadonly, deepFreeze, frozenCopy } from './freeze.ts'
 export {
   type Brand,
   CallId,
   MessageId,
-  SessionId,
   newCallId,
   newMessageId,
   newSessionId,
+  SessionId,
 } from './ids.ts'
 export {
   type AssistantMessage,
-  type Message,
-  type ToolResultMessage,
-  type UserMessage,
   createAssistantMessage,
   createToolResultMessage,
   createUserMessage,
   isToolResultMessage,
+  type Message,
   messageText,
+  type ToolResultMessage,
+  type UserMessage,
   userText,
 } from './messages.ts'
+export { emitContained, type ListenerErrorHandler } from './notify.ts'
 export type {
   JsonSchema,
   LlmAdapter,
@@ -32,6 +33,8 @@ export type {
   ToolSchema,
 } from './request.ts'
 export { type LoopRequestMark, loopRequestMark, markLoopRequest } from './request-mark.ts'
+export { type RetryOptions, type RetryPolicy, resolveRetryPolicy } from './retry.ts'
+export { LlmRuntime, LlmRuntime as default } from './runtime.ts'
 export type { StreamChunk, StreamChunkType, Usage } from './stream.ts'
 export type {
   ContentBlock,

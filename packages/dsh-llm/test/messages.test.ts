@@ -6,7 +6,12 @@ describe('message constructors', () => {
     const content = [{ type: 'text' as const, text: 'hi' }]
     const message = createUserMessage({ content, source: { kind: 'user' }, id: 'm1' })
     content[0] = { type: 'text', text: 'changed' }
-    expect(message).toEqual({ id: 'm1', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } })
+    expect(message).toEqual({
+      id: 'm1',
+      role: 'user',
+      content: [{ type: 'text', text: 'hi' }],
+      source: { kind: 'user' },
+    })
     expect(() => {
       ;(message.content[0] as { text: string }).text = 'x'
     }).toThrow(TypeError)

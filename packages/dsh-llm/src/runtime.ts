@@ -1,0 +1,178 @@
+/** `ctx.llm`: the adapter registry and the `llm/stream` waterfall around every model call. */
+import { type Context, Service } from 'cordis'
+import { HarnessError, LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
+import type { LlmAdapter, LlmRequest } from './request.ts'
+import type { StreamChunk } from './stream.ts'
+
+declare module 'cordis' {
+  interface Context {
+    llm: LlmRuntime
+  }
+  interface Events {
+    /**
+     * Waterfall around every model call. A listener receives the request and `next` (the rest of
+     * the chain, ending in the adapter) and returns the stream its caller sees — usually a wrapper
+     * around `next()`. First registered is outermost; `{prepend: true}` makes a listener outermost.
+     */
+    'llm/stream'(request: LlmRequest, next: () => AsyncIterable<StreamChunk>): AsyncIterable<StreamChunk>
+  }
+}
+
+/**
+ * The model runtime service (`ctx.llm`). Holds one adapter per provider name and runs every
+ * model call through the `llm/stream` waterfall.
+ */
+export class LlmRuntime extends Service {
+  private readonly adapters = new Map<string, LlmAdapter>()
+
+  constructor(ctx: Context) {
+    super(ctx, 'llm')
+  }
+
+  /**
+   * Registers `adapter` for each provider name. The registration is an effect of the calling
+   * plugin: it goes away when that plugin unloads, or when the returned disposer is called.
+   * Throws `HarnessError` `DUPLICATE_ADAPTER` if a provider already has an adapter (or is listed
+   * twice), and `INVALID_OPTIONS` for an empty provider name; nothing is registered then.
+   */
+  registerAdapter(providers: string | readonly string[], adapter: LlmAdapter): () => void {
+    const names = typeof providers === 'string' ? [providers] : [...providers]
+    const seen = new Set<string>()
+    for (const name of names) {
+      if (typeof name !== 'string' || name === '') {
+        throw new HarnessError(
+          LlmErrorCode.INVALID_OPTIONS,
+          `registerAdapter: provider names must be non-empty strings, got ${JSON.stringify(name)}`,
+        )
+      }
+      if (this.adapters.has(name) || seen.has(name)) {
+        throw new HarnessError(
+          LlmErrorCode.DUPLICATE_ADAPTER,
+          `registerAdapter: provider "${name}" already has an adapter`,
+        )
+      }
+      seen.add(name)
+    }
+    const adapters = this.adapters
+    const dispose = this.ctx.effect(
+      () => {
+        for (const name of names) adapters.set(name, adapter)
+        return () => {
+          for (const name of names) if (adapters.get(name) === adapter) adapters.delete(name)
+        }
+      },
+      `llm.registerAdapter(${names.join(', ')})`,
+    )
+    return () => {
+      dispose()
+    }
+  }
+
+  /** The adapter registered for `provider`, if any. */
+  adapterFor(provider: string): LlmAdapter | undefined {
+    return this.adapters.get(provider)
+  }
+
+  /** The provider names that currently have an adapter, in registration order. */
+  providers(): readonly string[] {
+    return Object.freeze([...this.adapters.keys()])
+  }
+
+  /**
+   * Streams one model call through the `llm/stream` waterfall. The innermost step looks up the
+   * adapter for `request.provider` when the chain reaches it and normalises its failures, so the
+   * stream it yields always keeps the adapter contract:
+   * - no adapter: a single `finish {kind: 'error'}` with code `NO_ADAPTER`;
+   * - the adapter throws, rejects or throws mid-iteration: whatever it yielded, then one terminal
+   *   `finish` — `{kind: 'aborted'}` (code `ABORTED`) if `request.signal` is aborted, else
+   *   `{kind: 'error'}` carrying the thrown `LlmError`'s failure or code `ADAPTER_THREW`.
+   *
+   * Errors thrown by `llm/stream` listeners themselves are NOT contained: they propagate to the
+   * caller, synchronously from this call or from the iteration. A checker wrapping the stream must
+   * be able to fail loudly.
+   */
+  stream(request: LlmRequest): AsyncIterable<StreamChunk> {
+    return this.ctx.waterfall('llm/stream', request, () =>
+      guardedStream(this.adapters.get(request.provider), request),
+    )
+  }
+}
+
+function finish(failure: LlmFailure, aborted: boolean): StreamChunk {
+  return Object.freeze({
+    type: 'finish',
+    reason: Object.freeze(aborted ? { kind: 'aborted', failure } : { kind: 'error', failure }),
+  })
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message
+  return typeof error === 'string' ? error : String(error)
+}
+
+function failureFinish(error: unknown, request: LlmRequest): StreamChunk {
+  const signal = request.signal
+  if (signal?.aborted === true) {
+    const reason = describe(signal.reason ?? error)
+    return finish(
+      llmFailure(LlmErrorCode.ABORTED, `request to "${request.provider}" aborted: ${reason}`),
+      true,
+    )
+  }
+  if (error instanceof LlmError) return finish(error.failure, error.failure.code === LlmErrorCode.ABORTED)
+  return finish(
+    llmFailure(LlmErrorCode.ADAPTER_THREW, `adapter for "${request.provider}" threw: ${describe(error)}`),
+    false,
+  )
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<StreamChunk> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  )
+}
+
+async function* guardedStream(
+  adapter: LlmAdapter | undefined,
+  request: LlmRequest,
+): AsyncGenerator<StreamChunk> {
+  if (adapter === undefined) {
+    const message = `no adapter registered for provider "${request.provider}"`
+    yield finish(llmFailure(LlmErrorCode.NO_ADAPTER, message), false)
+    return
+  }
+  let iterator: AsyncIterator<StreamChunk>
+  try {
+    // An `async stream()` returns a promise; await covers both it and a plain iterable.
+    const produced: unknown = await (adapter.stream(request) as unknown)
+    if (!isAsyncIterable(produced)) throw new TypeError('stream() did not return an async iterable')
+    iterator = produced[Symbol.asyncIterator]()
+  } catch (error) {
+    yield failureFinish(error, request)
+    return
+  }
+  let done = false
+  try {
+    while (true) {
+      let step: IteratorResult<StreamChunk>
+      try {
+        step = await iterator.next()
+      } catch (error) {
+        done = true
+        yield failureFinish(error, request)
+        return
+      }
+      if (step.done === true) {
+        done = true
+        return
+      }
+      yield step.value
+    }
+  } finally {
+    // The consumer stopped early: let the adapter release its connection. Nobody is left to hear
+    // a failure of that cleanup, and the adapter contract forbids throwing, so it is dropped.
+    if (!done) await (async () => iterator.return?.())().catch(() => undefined)
+  }
+}
