@@ -1,0 +1,58 @@
+/** The adapter factory for OpenAI-compatible Chat Completions endpoints. */
+import { HarnessError, type LlmAdapter, LlmErrorCode } from 'dsh-llm'
+import { type CallConfig, streamCall } from './call.ts'
+import type { OpenAiCompatibleOptions } from './types.ts'
+
+/** The inactivity timeout used when `timeoutMs` is not given: five minutes. */
+export const DEFAULT_TIMEOUT_MS = 300_000
+
+/**
+ * Creates an `LlmAdapter` that streams `POST ${baseURL}/chat/completions` over HTTP + SSE with the
+ * given (or global) `fetch`. Options are validated here: a `baseURL` that is not an absolute http(s)
+ * URL, a `timeoutMs` that is not a positive finite number, or a missing `fetch` throws a
+ * `HarnessError` with code `INVALID_OPTIONS`.
+ *
+ * The adapter keeps the `LlmAdapter` failure contract strictly: `stream` never throws; every provider,
+ * transport, timeout, abort or protocol failure ends the stream with a `finish` chunk of kind `error`
+ * (or `aborted` when `request.signal` fired) whose failure carries the provider's message, the HTTP
+ * status and the request id where known.
+ */
+export function openAiCompatible(options: OpenAiCompatibleOptions): LlmAdapter {
+  const config = resolveConfig(options)
+  return { stream: (request) => streamCall(request, config) }
+}
+
+function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
+  const base = options.baseURL.replace(/\/+$/, '')
+  if (!/^https?:\/\/[^/]/i.test(base) || !URL.canParse(base)) {
+    throw invalid(`baseURL must be an absolute http(s) URL, got ${JSON.stringify(options.baseURL)}`)
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw invalid(`timeoutMs must be a positive number of milliseconds, got ${String(options.timeoutMs)}`)
+  }
+  const fetchImpl = options.fetch ?? globalThis.fetch
+  if (typeof fetchImpl !== 'function') throw invalid('no fetch: pass options.fetch on a runtime without one')
+  const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' })
+  if (options.apiKey !== undefined && options.apiKey !== '') {
+    headers.set('authorization', `Bearer ${options.apiKey}`)
+  }
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)
+  return {
+    url: `${base}/chat/completions`,
+    headers: [...headers.entries()],
+    timeoutMs,
+    fetch: fetchImpl,
+    policy: {
+      reasoningReplay: options.reasoningReplay ?? 'omit',
+      sendReasoningEffort: options.sendReasoningEffort ?? true,
+      maxTokensField: options.maxTokensField ?? 'max_tokens',
+      includeUsage: options.includeUsage ?? true,
+    },
+    extraBody: options.extraBody,
+  }
+}
+
+function invalid(message: string): HarnessError {
+  return new HarnessError(LlmErrorCode.INVALID_OPTIONS, `openAiCompatible: ${message}`)
+}
