@@ -1,0 +1,391 @@
+/**
+ * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
+ * a lock file per session so that only one writer (across processes) appends to it.
+ */
+import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SessionId } from 'dsh-llm'
+import { SessionError, SessionErrorCode } from './errors.ts'
+import {
+  decodeHeader,
+  encodeBatch,
+  encodeHeader,
+  SESSION_FORMAT,
+  SESSION_FORMAT_VERSION,
+} from './jsonl-codec.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, writeDurably } from './jsonl-files.ts'
+import { readLines } from './jsonl-lines.ts'
+import { type ScanState, scanSession } from './jsonl-scan.ts'
+import { errorCode, FileLock } from './lock.ts'
+import type { LoadedLog, LoadReport, SessionEvent, SessionFileHeader, SessionStorage } from './types.ts'
+
+/** Options of `JsonlStorage`. */
+export interface JsonlStorageOptions {
+  /** The directory holding `<sessionId>.jsonl` files (created on first `create`). */
+  readonly dir: string
+  /** The write and sync calls of the append path; defaults to Node's. For tests that count or fail them. */
+  readonly io?: AppendIo
+}
+
+/** A session whose lease this storage holds. */
+interface Lease {
+  readonly lock: FileLock
+  handle?: FileHandle
+  /** The seq the next appended event must have; unknown until the file's tail has been read. */
+  nextSeq?: number
+  /** Appends run one after another, in call order. */
+  queue: Promise<void>
+  /** Set when a write or sync failed: the file's tail is then unknown until the lease is retaken. */
+  failure?: SessionError
+}
+
+const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
+
+/**
+ * `SessionStorage` over JSONL files. Each file is a header line then one event per line. `appendBatch`
+ * writes a batch with one write and one fdatasync and resolves after the sync; `load` truncates a torn
+ * final line and refuses any other defect without touching the file. Writes need the session's lease
+ * (`create` or `acquire`), a lock file `<sessionId>.lock` that a live holder in any process keeps.
+ */
+export class JsonlStorage implements SessionStorage {
+  readonly dir: string
+  private readonly io: AppendIo
+  private readonly leases = new Map<string, Lease>()
+
+  constructor(options: JsonlStorageOptions) {
+    this.dir = options.dir
+    this.io = options.io ?? nodeAppendIo
+  }
+
+  /** The session file's path. Throws `STORAGE` for an id that is not a safe file name. */
+  fileOf(sessionId: string): string {
+    if (!SAFE_ID.test(sessionId)) {
+      throw new SessionError(
+        SessionErrorCode.STORAGE,
+        `session id ${JSON.stringify(sessionId)} is not usable as a file name (letters, digits, '.', '_', '-')`,
+        { sessionId },
+      )
+    }
+    return join(this.dir, `${sessionId}.jsonl`)
+  }
+
+  /**
+   * Creates `<id>.jsonl` holding only the header, atomically, and takes its lease. Throws
+   * `ALREADY_EXISTS` for an existing id, `LOCKED` if another writer holds the id's lock,
+   * `UNSUPPORTED_VERSION` for a header of another format version.
+   */
+  async create(header: SessionFileHeader): Promise<void> {
+    const id = header.sessionId
+    const file = this.fileOf(id)
+    if (header.format !== SESSION_FORMAT || header.version !== SESSION_FORMAT_VERSION) {
+      throw new SessionError(
+        SessionErrorCode.UNSUPPORTED_VERSION,
+        `session ${id}: this storage writes ${SESSION_FORMAT} version ${SESSION_FORMAT_VERSION}, not ${header.format} version ${header.version}`,
+        { sessionId: id, file },
+      )
+    }
+    await this.fs(id, file, () => mkdir(this.dir, { recursive: true }))
+    if (await this.exists(id, file)) throw alreadyExists(id, file)
+    const lease = await this.takeLease(id, file)
+    try {
+      const created = await this.fs(id, file, () =>
+        createFileAtomically(this.dir, file, encodeHeader(header)),
+      )
+      if (!created) throw alreadyExists(id, file)
+    } catch (error) {
+      await this.release(id)
+      throw error
+    }
+    lease.nextSeq = 0
+  }
+
+  /** Takes the lease of an existing session. Throws `NOT_FOUND` or `LOCKED`. A no-op if already held. */
+  async acquire(sessionId: SessionId): Promise<void> {
+    const file = this.fileOf(sessionId)
+    if (this.leases.has(sessionId)) return
+    if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
+    await this.takeLease(sessionId, file)
+  }
+
+  /**
+   * Appends `events` (seqs `expectedSeq`, `expectedSeq + 1`, ...) with one write and one sync; resolves
+   * once they are durable. Throws `SEQ_MISMATCH` if `expectedSeq` is not the file's next seq or the batch
+   * is not contiguous, `LOCKED` without the lease, `STORAGE` if writing failed (then every later append
+   * fails until the lease is released and retaken, since the file's tail is unknown).
+   */
+  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
+    const file = this.fileOf(sessionId)
+    const lease = this.leases.get(sessionId)
+    if (lease === undefined) {
+      return Promise.reject(
+        new SessionError(
+          SessionErrorCode.LOCKED,
+          `session ${sessionId} (${file}): this storage does not hold its write lease; create or acquire it first`,
+          { sessionId, file },
+        ),
+      )
+    }
+    const run = () => this.appendNow(lease, sessionId, file, events, expectedSeq)
+    const done = lease.queue.then(run, run)
+    lease.queue = done.catch(() => undefined)
+    return done
+  }
+
+  /**
+   * Reads the whole session. A torn final line is cut off the file (when no other live writer holds the
+   * session) and reported; `repairedEvents` is always 0 here. Throws `NOT_FOUND`, `UNSUPPORTED_VERSION`,
+   * `UNKNOWN_EVENT_TYPE`, or `CORRUPT_LOG` naming file, line and expected seq (the file is then untouched).
+   */
+  async load(sessionId: SessionId): Promise<LoadedLog> {
+    const file = this.fileOf(sessionId)
+    const lease = this.leases.get(sessionId)
+    if (lease !== undefined) await lease.queue
+    return this.loadNow(sessionId, file, lease)
+  }
+
+  /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
+  async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
+    const file = this.fileOf(sessionId)
+    const handle = await this.openForRead(sessionId, file)
+    try {
+      for await (const batch of scanSession(handle, file, sessionId, { nextSeq: 0 })) {
+        for (const event of batch) if (event.seq >= fromSeq) yield event
+      }
+    } finally {
+      await handle.close()
+    }
+  }
+
+  /** The headers of every `*.jsonl` session file in the directory, oldest first. Temp files are skipped. */
+  async list(): Promise<readonly SessionFileHeader[]> {
+    let names: string[]
+    try {
+      names = await readdir(this.dir)
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return []
+      throw storageError(`cannot list ${this.dir}`, {}, error)
+    }
+    const headers: SessionFileHeader[] = []
+    for (const name of names) {
+      if (!name.endsWith('.jsonl')) continue
+      const id = name.slice(0, -'.jsonl'.length)
+      if (!SAFE_ID.test(id)) continue
+      headers.push(await this.readHeader(id, join(this.dir, name)))
+    }
+    return headers.sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
+  }
+
+  /** Waits for queued appends, closes the file and removes the lock file if it is still ours. */
+  async release(sessionId: SessionId): Promise<void> {
+    const lease = this.leases.get(sessionId)
+    if (lease === undefined) return
+    await lease.queue
+    this.leases.delete(sessionId)
+    const file = this.fileOf(sessionId)
+    await this.fs(sessionId, file, async () => {
+      await lease.handle?.close()
+      await lease.lock.release()
+    })
+  }
+
+  private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
+    const events: SessionEvent[] = []
+    const state = await this.scan(sessionId, file, (batch) => {
+      for (const event of batch) events.push(event)
+    })
+    const header = state.header
+    if (header === undefined) throw new Error('unreachable: scan ends with a header')
+    const report: { -readonly [K in keyof LoadReport]: LoadReport[K] } = { repairedEvents: 0 }
+    if (state.torn !== undefined) {
+      if (lease === undefined)
+        return this.loadUnderTemporaryLease(sessionId, file, { header, events, report })
+      await this.fs(sessionId, file, () => truncateAt(file, state.torn?.offset ?? 0))
+      report.truncatedTail = { line: state.torn.line, bytes: state.torn.bytes }
+    }
+    if (lease !== undefined) lease.nextSeq = state.nextSeq
+    return { header, events, report }
+  }
+
+  private async appendNow(
+    lease: Lease,
+    sessionId: SessionId,
+    file: string,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    if (lease.failure !== undefined) throw lease.failure
+    if (lease.nextSeq === undefined) await this.loadNow(sessionId, file, lease)
+    const nextSeq = lease.nextSeq ?? 0
+    if (expectedSeq !== nextSeq) {
+      throw seqMismatch(
+        sessionId,
+        file,
+        `expected seq ${nextSeq}, got a batch at seq ${expectedSeq}`,
+        nextSeq,
+      )
+    }
+    for (let i = 0; i < events.length; i++) {
+      const seq = events[i]?.seq
+      if (seq !== expectedSeq + i) {
+        throw seqMismatch(
+          sessionId,
+          file,
+          `batch event ${i} has seq ${seq}, expected ${expectedSeq + i}`,
+          expectedSeq + i,
+        )
+      }
+    }
+    if (events.length === 0) return
+    try {
+      lease.handle ??= await open(file, 'a')
+      await writeDurably(this.io, lease.handle, encodeBatch(events))
+    } catch (error) {
+      lease.failure = storageError(
+        `session ${sessionId} (${file}): appending seqs ${expectedSeq}..${expectedSeq + events.length - 1} failed; release and reacquire the session`,
+        { sessionId, file, seq: expectedSeq },
+        error,
+      )
+      throw lease.failure
+    }
+    lease.nextSeq = nextSeq + events.length
+  }
+
+  /** A torn tail found without the lease: mend it under a momentary lease, unless a live writer has one. */
+  private async loadUnderTemporaryLease(
+    sessionId: SessionId,
+    file: string,
+    unmended: LoadedLog,
+  ): Promise<LoadedLog> {
+    try {
+      await this.takeLease(sessionId, file)
+    } catch (error) {
+      // The live writer's batch may still be landing: leave its file alone, return what is complete.
+      if (error instanceof SessionError && error.code === SessionErrorCode.LOCKED) return unmended
+      throw error
+    }
+    try {
+      // Re-read under the lease: the file may have changed since the first scan.
+      return await this.load(sessionId)
+    } finally {
+      await this.release(sessionId)
+    }
+  }
+
+  private async scan(
+    sessionId: string,
+    file: string,
+    onEvents: (events: SessionEvent[]) => void,
+  ): Promise<ScanState> {
+    const handle = await this.openForRead(sessionId, file)
+    const state: ScanState = { nextSeq: 0 }
+    try {
+      for await (const batch of scanSession(handle, file, sessionId, state)) onEvents(batch)
+    } catch (error) {
+      if (error instanceof SessionError) throw error
+      throw storageError(`cannot read ${file}`, { sessionId, file }, error)
+    } finally {
+      await handle.close()
+    }
+    return state
+  }
+
+  private async readHeader(sessionId: string, file: string): Promise<SessionFileHeader> {
+    const handle = await this.openForRead(sessionId, file)
+    try {
+      for await (const lines of readLines(handle, 4096)) {
+        const first = lines[0]
+        if (first === undefined) continue
+        if (first.terminated) return decodeHeader(first.text, file, sessionId)
+        break
+      }
+    } finally {
+      await handle.close()
+    }
+    throw new SessionError(SessionErrorCode.CORRUPT_LOG, `${file}:1: the header line is incomplete`, {
+      sessionId,
+      file,
+      line: 1,
+    })
+  }
+
+  private async takeLease(sessionId: string, file: string): Promise<Lease> {
+    const lock = await FileLock.acquire(join(this.dir, `${sessionId}.lock`), { sessionId, file }).catch(
+      (error) => {
+        if (error instanceof SessionError) throw error
+        throw storageError(
+          `cannot take the lock of session ${sessionId} (${file})`,
+          { sessionId, file },
+          error,
+        )
+      },
+    )
+    const lease: Lease = { lock, queue: Promise.resolve() }
+    this.leases.set(sessionId, lease)
+    return lease
+  }
+
+  private async openForRead(sessionId: string, file: string): Promise<FileHandle> {
+    try {
+      return await open(file, 'r')
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') throw notFound(sessionId, file)
+      throw storageError(`cannot open ${file}`, { sessionId, file }, error)
+    }
+  }
+
+  private async exists(sessionId: string, file: string): Promise<boolean> {
+    try {
+      await stat(file)
+      return true
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return false
+      throw storageError(`cannot stat ${file}`, { sessionId, file }, error)
+    }
+  }
+
+  /** Runs a file-system step, turning its failure into a `STORAGE` error naming the session. */
+  private async fs<T>(sessionId: string, file: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step()
+    } catch (error) {
+      if (error instanceof SessionError) throw error
+      throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
+    }
+  }
+}
+
+async function truncateAt(file: string, offset: number): Promise<void> {
+  const handle = await open(file, 'r+')
+  try {
+    await handle.truncate(offset)
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
+}
+
+function storageError(message: string, where: SessionError['where'], cause: unknown): SessionError {
+  return new SessionError(SessionErrorCode.STORAGE, message, where, { cause })
+}
+
+function seqMismatch(sessionId: string, file: string, why: string, seq: number): SessionError {
+  return new SessionError(SessionErrorCode.SEQ_MISMATCH, `session ${sessionId} (${file}): ${why}`, {
+    sessionId,
+    file,
+    seq,
+  })
+}
+
+function notFound(sessionId: string, file: string): SessionError {
+  return new SessionError(SessionErrorCode.NOT_FOUND, `session ${sessionId} not found (${file})`, {
+    sessionId,
+    file,
+  })
+}
+
+function alreadyExists(sessionId: string, file: string): SessionError {
+  return new SessionError(SessionErrorCode.ALREADY_EXISTS, `session ${sessionId} already exists (${file})`, {
+    sessionId,
+    file,
+  })
+}
