@@ -58,7 +58,12 @@ const KNOWN_OPTIONS = new Set([
 ])
 
 function invalid(option: string, requirement: string, value: unknown): HarnessError {
-  const shown = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value))
+  const shown =
+    typeof value === 'function'
+      ? 'a function'
+      : typeof value === 'number'
+        ? String(value)
+        : JSON.stringify(value)
   return new HarnessError(
     LlmErrorCode.INVALID_OPTIONS,
     `resolveRetryPolicy: ${option} must be ${requirement}, got ${shown}`,
