@@ -4,7 +4,7 @@
  */
 import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SessionId } from 'dsh-llm'
+import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import {
   decodeHeader,
@@ -186,6 +186,11 @@ export class JsonlStorage implements SessionStorage {
       await lease.handle?.close()
       await lease.lock.release()
     })
+  }
+
+  /** Releases every lease this storage holds (waiting for queued appends). */
+  async close(): Promise<void> {
+    for (const sessionId of [...this.leases.keys()]) await this.release(SessionId(sessionId))
   }
 
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
