@@ -34,6 +34,12 @@ export const SessionErrorCode = {
   STORAGE: 'STORAGE',
   /** The session was closed. */
   CLOSED: 'CLOSED',
+  /** A projection key registered twice. */
+  DUPLICATE_PROJECTION: 'DUPLICATE_PROJECTION',
+  /** A projection key with no registered definition. */
+  UNKNOWN_PROJECTION: 'UNKNOWN_PROJECTION',
+  /** An event type defined twice with `defineSessionEvent`. */
+  DUPLICATE_EVENT_TYPE: 'DUPLICATE_EVENT_TYPE',
 } as const
 
 /** One of the session layer's error codes. */
@@ -53,7 +59,12 @@ export interface SessionErrorWhere {
 /** An error of the session layer. `where` says what and where; the message says it for people. */
 export class SessionError extends HarnessError {
   readonly where: SessionErrorWhere
-  constructor(code: SessionErrorCode, message: string, where: SessionErrorWhere = {}, options?: { cause?: unknown }) {
+  constructor(
+    code: SessionErrorCode,
+    message: string,
+    where: SessionErrorWhere = {},
+    options?: { cause?: unknown },
+  ) {
     super(code, message, options)
     this.name = 'SessionError'
     this.where = where

@@ -1,0 +1,170 @@
+/**
+ * `ctx.sessionProjections`: keyed pure folds over session logs, built lazily over existing history
+ * and kept current by `session/event`, readable for any session (no live agent needed).
+ */
+import { type Context, Service } from 'cordis'
+import { SessionError } from './errors.ts'
+import type { ProjectionDefinition, Session, SessionEvent, SessionProjections } from './types.ts'
+
+declare module 'cordis' {
+  interface Context {
+    sessionProjections: SessionProjectionRegistry
+  }
+}
+
+type ChangeListener = (session: Session, state: unknown, event: SessionEvent) => void
+
+interface ProjectionState {
+  state: unknown
+  /** Events below this seq are folded in. */
+  upTo: number
+  /** The error that stopped this fold (a throwing `apply` or a state failing its schema). */
+  failure?: unknown
+}
+
+interface Registration {
+  readonly definition: ProjectionDefinition<unknown>
+  readonly states: WeakMap<Session, ProjectionState>
+}
+
+/**
+ * The projection registry. A state changes when `apply` returns a different value (`!==`), so folds
+ * must return the same state for events they ignore. Its `session/event` listener is prepended, so
+ * later listeners read current states. Provided by the `Sessions` plugin.
+ */
+export class SessionProjectionRegistry extends Service implements SessionProjections {
+  private readonly registrations = new Map<string, Registration>()
+  private readonly listeners = new Map<string, Set<ChangeListener>>()
+  private readonly home: Context
+
+  constructor(ctx: Context) {
+    super(ctx, 'sessionProjections')
+    this.home = ctx
+    ctx.on('session/event', (session, event) => this.advanceAll(session, event), { prepend: true })
+  }
+
+  /**
+   * Registers `definition` under its key as an effect of the calling fiber (removed when that fiber
+   * is disposed, or by the returned disposer). Throws `DUPLICATE_PROJECTION` if the key is taken.
+   */
+  register<S>(definition: ProjectionDefinition<S>): () => void {
+    const { key } = definition
+    if (this.registrations.has(key)) {
+      throw new SessionError('DUPLICATE_PROJECTION', `projection ${key} is already registered`)
+    }
+    const registration: Registration = {
+      definition: definition as ProjectionDefinition<unknown>,
+      states: new WeakMap(),
+    }
+    return this.ctx.effect(() => {
+      this.registrations.set(key, registration)
+      return () => {
+        if (this.registrations.get(key) === registration) this.registrations.delete(key)
+      }
+    }, `projection ${key}`)
+  }
+
+  /**
+   * The state of `key` for `session`: built on first read by folding the existing history, then
+   * kept current. Throws `UNKNOWN_PROJECTION` for an unregistered key, and rethrows the error that
+   * stopped the fold (e.g. an inbox `INVALID_SPLICE` naming its seq).
+   */
+  get<S>(session: Session, key: string): S {
+    const registration = this.registrations.get(key)
+    if (registration === undefined) {
+      throw new SessionError('UNKNOWN_PROJECTION', `no projection registered under ${key}`)
+    }
+    const entry = this.entry(registration, session)
+    this.advance(registration, session, entry, session.events.length)
+    if (entry.failure !== undefined) throw entry.failure
+    return entry.state as S
+  }
+
+  /**
+   * Calls `listener` after each change of `key`'s state for any session, with the event that caused
+   * it. An effect of the calling fiber; a throwing listener is logged and does not stop the others.
+   */
+  onChanged<S>(key: string, listener: (session: Session, state: S, event: SessionEvent) => void): () => void {
+    const callback = listener as ChangeListener
+    return this.ctx.effect(() => {
+      const set = this.listeners.get(key) ?? new Set<ChangeListener>()
+      this.listeners.set(key, set)
+      set.add(callback)
+      return () => {
+        set.delete(callback)
+      }
+    }, `projection ${key} listener`)
+  }
+
+  private advanceAll(session: Session, event: SessionEvent): void {
+    for (const [key, registration] of this.registrations) {
+      const existing = registration.states.get(session)
+      if (existing === undefined && (this.listeners.get(key)?.size ?? 0) === 0) continue
+      const entry = existing ?? this.build(registration, session, event.seq)
+      this.advance(registration, session, entry, event.seq + 1)
+    }
+  }
+
+  private entry(registration: Registration, session: Session): ProjectionState {
+    return registration.states.get(session) ?? this.build(registration, session, session.events.length)
+  }
+
+  /** Folds events below `upTo` silently (existing history is not a change). */
+  private build(registration: Registration, session: Session, upTo: number): ProjectionState {
+    const { definition } = registration
+    const entry: ProjectionState = { state: undefined, upTo: 0 }
+    registration.states.set(session, entry)
+    try {
+      entry.state = definition.init(session)
+      definition.schema?.parse(entry.state)
+      const events = session.events
+      for (; entry.upTo < upTo; entry.upTo++) {
+        const event = events[entry.upTo]
+        if (event === undefined) break
+        const next = definition.apply(entry.state, event, session)
+        if (next !== entry.state) definition.schema?.parse(next)
+        entry.state = next
+      }
+    } catch (error) {
+      entry.failure = error
+    }
+    return entry
+  }
+
+  private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
+    const { definition } = registration
+    const events = session.events
+    while (entry.upTo < upTo && entry.failure === undefined) {
+      const event = events[entry.upTo]
+      if (event === undefined) return
+      let next: unknown
+      try {
+        next = definition.apply(entry.state, event, session)
+        if (next !== entry.state) definition.schema?.parse(next)
+      } catch (error) {
+        entry.failure = error
+        return
+      }
+      entry.upTo++
+      if (next === entry.state) continue
+      entry.state = next
+      this.notifyChanged(definition.key, session, next, event)
+    }
+  }
+
+  private notifyChanged(key: string, session: Session, state: unknown, event: SessionEvent): void {
+    const set = this.listeners.get(key)
+    if (set === undefined) return
+    for (const listener of [...set]) {
+      try {
+        listener(session, state, event)
+      } catch (error) {
+        this.home.logger('dsh').warn(`onChanged listener of projection ${key} threw: %s`, errorText(error))
+      }
+    }
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error)
+}

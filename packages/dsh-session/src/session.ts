@@ -1,0 +1,187 @@
+/**
+ * The live session: one append-only log with its cached folds (enclosure, surface, header) and the
+ * append pipeline snapshot → schema → enclosure → surface → guards → commit → persist → notify.
+ */
+import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
+import { SurfaceFold, trackSurfaceFold } from './derive.ts'
+import { EnclosureTracker } from './enclosure.ts'
+import { SessionError } from './errors.ts'
+import { headerStateOf } from './header.ts'
+import { surfaceMetaSchema } from './payload-schemas.ts'
+import { checkSchema, requireEventDefinition } from './schemas.ts'
+import { snapshotJson } from './snapshot.ts'
+import type {
+  AppendGuard,
+  HeaderState,
+  OpenTurnState,
+  Session,
+  SessionEvent,
+  SessionEventMap,
+  SessionEventOf,
+  SessionEventType,
+  SessionParent,
+  SurfaceMeta,
+} from './types.ts'
+import type { SessionWriter } from './writer.ts'
+
+/** What a live session needs from its store. */
+export interface SessionHost {
+  /** Tells `session/event` listeners about a committed event; must contain listener errors. */
+  notify(session: Session, event: SessionEvent): void
+  /** The pre-commit checks currently registered. */
+  guards(): Iterable<AppendGuard>
+  /** The clock for `time` (epoch ms). */
+  now(): number
+}
+
+/** How a live session starts: its identity, history already committed (loaded or seeded), its writer. */
+export interface LiveSessionInit {
+  readonly id: SessionId
+  readonly parent?: SessionParent | undefined
+  /** Committed events, seq 0 upward; checked for contiguity, enclosure and surface fit. */
+  readonly history?: readonly SessionEvent[]
+  readonly host: SessionHost
+  readonly writer?: SessionWriter
+}
+
+type Busy = { readonly type: string; readonly seq: number; phase: 'checking' | 'notifying' }
+
+/** The `Session` implementation behind `ctx.sessions`. */
+export class LiveSession implements Session {
+  readonly id: SessionId
+  readonly parent?: SessionParent
+  private readonly log: SessionEvent[] = []
+  private readonly enclosure = new EnclosureTracker()
+  private readonly surface = new SurfaceFold()
+  private readonly host: SessionHost
+  private readonly writer: SessionWriter | undefined
+  private header: HeaderState | undefined
+  private busy: Busy | undefined
+  private closed = false
+
+  constructor(init: LiveSessionInit) {
+    this.id = init.id
+    if (init.parent !== undefined) this.parent = init.parent
+    this.host = init.host
+    this.writer = init.writer
+    trackSurfaceFold(this, this.surface)
+    for (const event of init.history ?? []) this.adopt(event)
+    this.surface.derive(this.log)
+  }
+
+  get events(): readonly SessionEvent[] {
+    return this.log
+  }
+
+  get seq(): number {
+    return this.log.length
+  }
+
+  /** True once the store closed this session; appends are then refused with `CLOSED`. */
+  get isClosed(): boolean {
+    return this.closed
+  }
+
+  append<K extends SessionEventType>(
+    type: K,
+    data: SessionEventMap[K],
+    surface?: SurfaceMeta,
+  ): SessionEventOf<K> {
+    const seq = this.log.length
+    if (this.closed) {
+      throw new SessionError('CLOSED', `session ${this.id} is closed; cannot append ${type}`, {
+        sessionId: this.id,
+        eventType: type,
+        seq,
+      })
+    }
+    if (this.busy !== undefined) this.refuseReentrant(type, this.busy)
+    const busy: Busy = { type, seq, phase: 'checking' }
+    this.busy = busy
+    try {
+      const event = this.prepare(type, data, surface, seq)
+      for (const guard of this.host.guards()) guard(this, event)
+      this.commit(event)
+      this.writer?.enqueue(event)
+      busy.phase = 'notifying'
+      this.host.notify(this, event)
+      return event as SessionEventOf<K>
+    } finally {
+      this.busy = undefined
+    }
+  }
+
+  deriveMessages(): readonly Message[] {
+    return this.surface.derive(this.log)
+  }
+
+  requestHeader(): HeaderState | undefined {
+    return this.header
+  }
+
+  openTurn(): OpenTurnState | undefined {
+    return this.enclosure.openTurn
+  }
+
+  lastTurn(): number {
+    return this.enclosure.lastTurn
+  }
+
+  flush(): Promise<void> {
+    return this.writer === undefined ? Promise.resolve() : this.writer.flush()
+  }
+
+  /** Marks the session closed (the store calls this after its final flush). */
+  markClosed(): void {
+    this.closed = true
+  }
+
+  private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
+    const definition = requireEventDefinition(type, seq)
+    const payload = snapshotJson(data, type)
+    checkSchema(definition.schema, payload, type, seq, 'data')
+    this.enclosure.check(type, payload, seq, definition.enclosure)
+    const time = this.host.now()
+    if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
+    const meta = snapshotJson(surface, type, 'surface')
+    checkSchema(surfaceMetaSchema, meta, type, seq, 'surface')
+    if (meta.op === 'replace') this.surface.derive(this.log)
+    this.surface.checkSurface(type, payload, meta, seq)
+    return Object.freeze({ type, seq, time, data: payload, surface: meta }) as SessionEvent
+  }
+
+  private commit(event: SessionEvent): void {
+    this.log.push(event)
+    this.enclosure.apply(event.type, event.data)
+    if (event.type === 'request/header') this.header = headerStateOf(event)
+  }
+
+  /** Takes one already-committed event into the log (history), checking seq and enclosure. */
+  private adopt(event: SessionEvent): void {
+    const seq = this.log.length
+    if (event.seq !== seq) {
+      throw new SessionError(
+        'CORRUPT_LOG',
+        `session ${this.id}: event ${event.type} has seq ${event.seq}, expected ${seq}`,
+        {
+          sessionId: this.id,
+          eventType: event.type,
+          seq,
+        },
+      )
+    }
+    this.enclosure.check(event.type, event.data, seq, requireEventDefinition(event.type, seq).enclosure)
+    this.commit(deepFreeze(event))
+  }
+
+  private refuseReentrant(type: string, busy: Busy): never {
+    const where =
+      busy.phase === 'notifying'
+        ? `from inside the session/event notification of ${busy.type} at seq ${busy.seq}`
+        : `while ${busy.type} at seq ${busy.seq} is being checked`
+    throw new SessionError('REENTRANT_APPEND', `session ${this.id}: cannot append ${type} ${where}`, {
+      sessionId: this.id,
+      eventType: type,
+    })
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Snapshots event data as plain JSON in one pass: the copy is built and frozen while the input is
+ * checked, so an accepted value costs one walk and the caller keeps no reference into the log.
+ */
+import { SessionError } from './errors.ts'
+import { formatPath } from './path.ts'
+
+/**
+ * Returns a detached, deep-frozen copy of `value` that JSON carries losslessly. Throws `SessionError`
+ * `NOT_JSON` naming `eventType` and the offending path under `root` (`data.message.content[2]`) for:
+ * BigInt, functions, symbols, `undefined` (as a member, an array element, a hole or the value
+ * itself), NaN, ±Infinity, -0, cycles, and objects whose prototype is neither `Object.prototype` nor
+ * `null` (class instances, Dates, Maps, ...). Shared acyclic references are copied per occurrence.
+ */
+export function snapshotJson<T>(value: T, eventType: string, root = 'data'): T {
+  const walker = new SnapshotWalk(eventType, root)
+  return walker.copy(value) as T
+}
+
+class SnapshotWalk {
+  private readonly path: PropertyKey[] = []
+  private readonly ancestors: object[] = []
+
+  constructor(
+    private readonly eventType: string,
+    private readonly root: string,
+  ) {}
+
+  copy(value: unknown): unknown {
+    switch (typeof value) {
+      case 'string':
+      case 'boolean':
+        return value
+      case 'number':
+        if (!Number.isFinite(value)) this.fail(`is ${String(value)}`)
+        if (value === 0 && 1 / value < 0) this.fail('is -0')
+        return value
+      case 'object':
+        if (value === null) return null
+        return Array.isArray(value) ? this.copyArray(value) : this.copyObject(value)
+      case 'undefined':
+        return this.fail('is undefined')
+      case 'bigint':
+        return this.fail('is a BigInt')
+      case 'function':
+        return this.fail('is a function')
+      case 'symbol':
+        return this.fail('is a symbol')
+    }
+    return this.fail(`has unsupported type ${typeof value}`)
+  }
+
+  private copyArray(value: readonly unknown[]): unknown[] {
+    this.enter(value)
+    const out = new Array<unknown>(value.length)
+    for (let i = 0; i < value.length; i++) {
+      this.path.push(i)
+      out[i] = this.copy(value[i])
+      this.path.pop()
+    }
+    this.leave()
+    return Object.freeze(out) as unknown[]
+  }
+
+  private copyObject(value: object): Record<string, unknown> {
+    const proto: unknown = Object.getPrototypeOf(value)
+    if (proto !== Object.prototype && proto !== null) {
+      const name = (value as { constructor?: { name?: unknown } }).constructor?.name
+      this.fail(`is an instance of ${typeof name === 'string' && name !== '' ? name : 'a class'}`)
+    }
+    this.enter(value)
+    const out: Record<string, unknown> = {}
+    const source = value as Record<string, unknown>
+    for (const key of Object.keys(source)) {
+      this.path.push(key)
+      const member = this.copy(source[key])
+      if (key === '__proto__')
+        Object.defineProperty(out, key, { value: member, enumerable: true, writable: true })
+      else out[key] = member
+      this.path.pop()
+    }
+    this.leave()
+    return Object.freeze(out)
+  }
+
+  private enter(value: object): void {
+    if (this.ancestors.includes(value)) this.fail('is a cycle (it contains itself)')
+    this.ancestors.push(value)
+  }
+
+  private leave(): void {
+    this.ancestors.pop()
+  }
+
+  private fail(problem: string): never {
+    const path = formatPath(this.root, this.path)
+    throw new SessionError(
+      'NOT_JSON',
+      `${this.eventType}: ${path} ${problem}; event data must be plain JSON`,
+      {
+        eventType: this.eventType,
+        path,
+      },
+    )
+  }
+}

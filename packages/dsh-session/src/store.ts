@@ -1,0 +1,207 @@
+/**
+ * `ctx.sessions`: creates, opens, forks and closes live sessions over a storage backend. The same
+ * plugin provides `ctx.sessionProjections`, so `await app.plugin(Sessions)` gives both services.
+ */
+import { type Context, Service } from 'cordis'
+import { emitContained, newSessionId, type SessionId } from 'dsh-llm'
+import { forkSeed } from './fork.ts'
+import { SESSION_FORMAT_VERSION } from './jsonl-codec.ts'
+import { MemoryStorage } from './memory-storage.ts'
+import { SessionProjectionRegistry } from './projections.ts'
+import { interruptedTurnClosers } from './repair.ts'
+import { LiveSession, type SessionHost } from './session.ts'
+import type {
+  AppendGuard,
+  Session,
+  SessionEvent,
+  SessionEventInput,
+  SessionFileHeader,
+  SessionParent,
+  SessionStorage,
+  SessionStore,
+} from './types.ts'
+import { SessionWriter } from './writer.ts'
+
+declare module 'cordis' {
+  interface Context {
+    sessions: Sessions
+  }
+  interface Events {
+    /** emit (contained): a session became live in this process (created, opened or forked). */
+    'session/created'(session: Session): void
+    /** emit (contained): an event was committed to a live session. Appending from here throws. */
+    'session/event'(session: Session, event: SessionEvent): void
+    /** emit (contained): a live session was closed and its lease released. */
+    'session/disposed'(session: Session): void
+  }
+}
+
+/** Configuration of the `Sessions` plugin. */
+export interface SessionsConfig {
+  /** The backend; defaults to a fresh `MemoryStorage`. */
+  readonly storage?: SessionStorage
+  /** The clock for event `time` (epoch ms); defaults to `Date.now`. */
+  readonly clock?: () => number
+}
+
+/**
+ * The session store service (`ctx.sessions`), which also provides `ctx.sessionProjections`.
+ * Disposing the plugin closes every live session (flush, then release).
+ */
+export class Sessions extends Service implements SessionStore {
+  /** The storage backend in use. */
+  readonly storage: SessionStorage
+  /** The projection registry this plugin provides as `ctx.sessionProjections`. */
+  readonly projections: SessionProjectionRegistry
+  private readonly live = new Map<string, LiveSession>()
+  private readonly appendGuards = new Set<AppendGuard>()
+  private readonly host: SessionHost
+  private readonly clock: () => number
+  private readonly home: Context
+
+  constructor(ctx: Context, config: SessionsConfig = {}) {
+    super(ctx, 'sessions')
+    this.home = ctx
+    this.storage = config.storage ?? new MemoryStorage()
+    this.clock = config.clock ?? Date.now
+    this.host = {
+      notify: (session, event) => void emitContained(ctx, 'session/event', [session, event]),
+      guards: () => this.appendGuards,
+      now: this.clock,
+    }
+    this.projections = new SessionProjectionRegistry(ctx)
+    ctx.effect(() => () => this.closeAll(), 'close live sessions')
+  }
+
+  /** Creates an empty session (id defaults to a fresh nanoid). Throws `ALREADY_EXISTS` for a taken id. */
+  async create(options: { id?: SessionId } = {}): Promise<Session> {
+    const id = options.id ?? newSessionId()
+    await this.storage.create(this.header(id))
+    return this.adopt(
+      new LiveSession({ id, host: this.host, writer: new SessionWriter(this.storage, id, 0) }),
+    )
+  }
+
+  /** The live session `id` of this process, if any. */
+  get(id: SessionId): Session | undefined {
+    return this.live.get(id)
+  }
+
+  /**
+   * Opens a stored session: takes its lease, loads it and, if its last turn is open, appends the
+   * `interruptedTurnClosers` through the normal append path and flushes them. Returns the live
+   * session if it is already open here. Refuses (and releases the lease) on a load or repair error.
+   */
+  async open(id: SessionId): Promise<Session> {
+    const existing = this.live.get(id)
+    if (existing !== undefined) return existing
+    await this.storage.acquire(id)
+    let session: LiveSession | undefined
+    try {
+      const loaded = await this.storage.load(id)
+      const writer = new SessionWriter(this.storage, id, loaded.events.length)
+      session = new LiveSession({
+        id,
+        parent: loaded.header.parent,
+        history: loaded.events,
+        host: this.host,
+        writer,
+      })
+      const closers = interruptedTurnClosers(session.events)
+      for (const closer of closers) appendInput(session, closer)
+      if (closers.length > 0) await session.flush()
+    } catch (error) {
+      session?.markClosed()
+      await this.storage.release(id)
+      throw error
+    }
+    return this.adopt(session)
+  }
+
+  /** Headers of every stored session. */
+  list(): Promise<readonly SessionFileHeader[]> {
+    return this.storage.list()
+  }
+
+  /**
+   * Forks `source` at `boundarySeq`: a new session whose header records `parent {sessionId,
+   * seedLength}`, seeded with `source.events[0, boundarySeq)` (same seqs) and then `session/end-seed`,
+   * all flushed before it resolves. Throws `INVALID_FORK` for a boundary out of range or inside an
+   * open turn.
+   */
+  async fork(source: Session, boundarySeq: number): Promise<Session> {
+    const seed = forkSeed(source, boundarySeq)
+    const id = newSessionId()
+    const parent: SessionParent = Object.freeze({ sessionId: source.id, seedLength: boundarySeq })
+    await this.storage.create(this.header(id, parent))
+    const writer = new SessionWriter(this.storage, id, 0)
+    const session = new LiveSession({ id, parent, history: seed, host: this.host, writer })
+    for (const event of seed) writer.enqueue(event)
+    session.append('session/end-seed', {})
+    await session.flush()
+    return this.adopt(session)
+  }
+
+  /** Durability barrier: resolves when everything appended to `session` so far is durable. */
+  flush(session: Session): Promise<void> {
+    return session.flush()
+  }
+
+  /**
+   * Flushes `session`, marks it closed (later appends throw `CLOSED`), releases its lease and emits
+   * `session/disposed`. A flush failure rejects and leaves the session open. Closing twice is a no-op.
+   */
+  async close(session: Session): Promise<void> {
+    const live = this.live.get(session.id)
+    if (live === undefined || live.isClosed) return
+    await live.flush()
+    live.markClosed()
+    this.live.delete(session.id)
+    await this.storage.release(session.id)
+    emitContained(this.home, 'session/disposed', [live])
+  }
+
+  /** Adds a pre-commit check for every session, as an effect of the calling fiber. */
+  guard(check: AppendGuard): () => void {
+    return this.ctx.effect(() => {
+      this.appendGuards.add(check)
+      return () => {
+        this.appendGuards.delete(check)
+      }
+    }, 'session append guard')
+  }
+
+  private header(sessionId: SessionId, parent?: SessionParent): SessionFileHeader {
+    const header = {
+      format: 'dsh-session',
+      version: SESSION_FORMAT_VERSION,
+      sessionId,
+      createdAt: this.clock(),
+    }
+    return Object.freeze(parent === undefined ? header : { ...header, parent }) as SessionFileHeader
+  }
+
+  private adopt(session: LiveSession): Session {
+    this.live.set(session.id, session)
+    emitContained(this.home, 'session/created', [session])
+    return session
+  }
+
+  private async closeAll(): Promise<void> {
+    for (const session of [...this.live.values()]) {
+      try {
+        await this.close(session)
+      } catch (error) {
+        const text = error instanceof Error ? error.message : String(error)
+        this.home.logger('dsh').warn(`closing session ${session.id} failed: %s`, text)
+      }
+    }
+  }
+}
+
+/** Appends a `{type, data}` pair (the union form) to `session`. */
+export function appendInput(session: Session, input: SessionEventInput): SessionEvent {
+  // `append` is generic over one event type; a union input cannot name a single K, so widen the call.
+  const append = session.append as (type: string, data: unknown) => SessionEvent
+  return append.call(session, input.type, input.data)
+}
