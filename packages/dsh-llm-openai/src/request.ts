@@ -72,14 +72,15 @@ function mapToolResult(message: ToolResultMessage): WireMessage {
   return { role: 'tool', tool_call_id: result.toolCallId, content: textContent(message, result.content) }
 }
 
-/** One text block becomes a plain string; any other count becomes text parts, block for block. */
+/** No blocks become `''`, one text block a plain string, several text parts, block for block. */
 function textContent(message: Message, blocks: readonly ContentBlock[]): string | WireTextPart[] {
   const parts: WireTextPart[] = []
   for (const block of blocks) {
     if (block.type !== 'text') throw unsupported(message, block)
     parts.push({ type: 'text', text: block.text })
   }
-  return parts.length === 1 && parts[0] !== undefined ? parts[0].text : parts
+  if (parts.length > 1) return parts
+  return parts[0]?.text ?? ''
 }
 
 function mapAssistant(message: AssistantMessage, replay: ReasoningReplay): WireMessage {

@@ -1,0 +1,211 @@
+import { CallId, type LlmFailure, type StreamChunk } from 'dsh-llm'
+import { openAiCompatible } from 'dsh-llm-openai'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { prompt, run } from './helpers.ts'
+import { type FixtureServer, type Reply, fixture, sseReply, startServer } from './server.ts'
+
+let server: FixtureServer
+beforeAll(async () => {
+  server = await startServer()
+})
+afterAll(() => server.close())
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+function adapter() {
+  return openAiCompatible({ baseURL: server.baseURL, apiKey: 'sk-test' })
+}
+
+function errorFinish(failure: LlmFailure): StreamChunk {
+  return { type: 'finish', reason: { kind: 'error', failure } }
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
+  return {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+    writes: [JSON.stringify(body)],
+  }
+}
+
+describe('HTTP errors become one terminal finish chunk', () => {
+  const cases: { name: string; reply: Reply; failure: LlmFailure }[] = [
+    {
+      name: '401 → AUTH, with the x-request-id header',
+      reply: json(
+        401,
+        { error: { message: 'Incorrect API key provided: sk-test.', type: 'invalid_request_error', code: 'invalid_api_key' } },
+        { 'x-request-id': 'req-401' },
+      ),
+      failure: { code: 'AUTH', message: 'Incorrect API key provided: sk-test.', status: 401, requestId: 'req-401' },
+    },
+    {
+      name: '403 with a plain-text body → AUTH',
+      reply: { status: 403, headers: { 'content-type': 'text/plain' }, writes: ['Forbidden: region not supported\n'] },
+      failure: { code: 'AUTH', message: 'Forbidden: region not supported', status: 403 },
+    },
+    {
+      name: '429 → RATE_LIMIT with Retry-After seconds',
+      reply: json(
+        429,
+        { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+        { 'retry-after': '7' },
+      ),
+      failure: { code: 'RATE_LIMIT', message: 'Rate limit reached for requests', status: 429, retryAfterMs: 7000 },
+    },
+    {
+      name: '500 → SERVER',
+      reply: json(500, { error: { message: 'The server had an error while processing your request.' } }),
+      failure: { code: 'SERVER', message: 'The server had an error while processing your request.', status: 500 },
+    },
+    {
+      name: '503 with an empty body → SERVER with the status line',
+      reply: { status: 503, writes: [] },
+      failure: { code: 'SERVER', message: 'HTTP 503 Service Unavailable', status: 503 },
+    },
+    {
+      name: '400 with a context-length message → CONTEXT_WINDOW_EXCEEDED',
+      reply: json(400, {
+        error: {
+          message:
+            "This model's maximum context length is 131072 tokens. However, you requested 140210 tokens (140210 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_request_error',
+        },
+      }),
+      failure: {
+        code: 'CONTEXT_WINDOW_EXCEEDED',
+        message:
+          "This model's maximum context length is 131072 tokens. However, you requested 140210 tokens (140210 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+        status: 400,
+      },
+    },
+    {
+      name: '400 otherwise → INVALID_REQUEST',
+      reply: json(400, { error: { message: "Invalid value for 'temperature': must be at most 2.", type: 'invalid_request_error' } }),
+      failure: { code: 'INVALID_REQUEST', message: "Invalid value for 'temperature': must be at most 2.", status: 400 },
+    },
+    {
+      name: '404 with a string error and a body id → INVALID_REQUEST carrying that id',
+      reply: json(404, { id: 'req-body-404', error: "model 'llama9' not found" }),
+      failure: { code: 'INVALID_REQUEST', message: "model 'llama9' not found", status: 404, requestId: 'req-body-404' },
+    },
+  ]
+
+  for (const { name, reply, failure } of cases) {
+    it(name, async () => {
+      server.reply(reply)
+      expect(await run(adapter(), prompt())).toEqual([errorFinish(failure)])
+    })
+  }
+
+  it('429 → RATE_LIMIT with Retry-After as an HTTP date', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-11-30T12:00:00.000Z'))
+    server.reply(json(429, { error: { message: 'Slow down' } }, { 'retry-after': 'Mon, 30 Nov 2026 12:00:30 GMT' }))
+    expect(await run(adapter(), prompt())).toEqual([
+      errorFinish({ code: 'RATE_LIMIT', message: 'Slow down', status: 429, retryAfterMs: 30_000 }),
+    ])
+  })
+})
+
+describe('broken streams', () => {
+  it('a stream cut mid tool call ends with MALFORMED_RESPONSE after the deltas it delivered', async () => {
+    server.reply(sseReply(fixture('cut-mid-tool.sse')))
+    const id = CallId('call_read_03')
+    expect(await run(adapter(), prompt())).toEqual([
+      { type: 'block-start', index: 0, blockType: 'tool-call' },
+      { type: 'tool-call-delta', index: 0, id, name: 'read_file', argumentsDelta: '' },
+      { type: 'tool-call-delta', index: 0, id, argumentsDelta: '{"path": "src/' },
+      errorFinish({
+        code: 'MALFORMED_RESPONSE',
+        message: 'the stream ended after 2 SSE events without a finish_reason',
+        requestId: 'req-fixture',
+      }),
+    ] satisfies StreamChunk[])
+  })
+
+  it('without an x-request-id header, a failure carries the streamed completion id', async () => {
+    server.reply({ ...sseReply(fixture('cut-mid-tool.sse')), headers: { 'content-type': 'text/event-stream' } })
+    const chunks = await run(adapter(), prompt())
+    expect(chunks.at(-1)).toEqual(
+      errorFinish({
+        code: 'MALFORMED_RESPONSE',
+        message: 'the stream ended after 2 SSE events without a finish_reason',
+        requestId: 'chatcmpl-C3',
+      }),
+    )
+  })
+
+  it('malformed JSON ends the stream with MALFORMED_RESPONSE naming the event', async () => {
+    server.reply(sseReply(fixture('malformed-json.sse')))
+    expect(await run(adapter(), prompt())).toEqual([
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'text-delta', index: 0, text: 'Partial' },
+      errorFinish({
+        code: 'MALFORMED_RESPONSE',
+        message: 'SSE event 2 is not valid JSON: Unterminated string in JSON at position 99',
+        requestId: 'req-fixture',
+      }),
+    ] satisfies StreamChunk[])
+  })
+
+  it('an in-band error event becomes a SERVER failure', async () => {
+    const body = [
+      'data: {"id":"chatcmpl-E7","choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}',
+      '',
+      'data: {"error":{"message":"upstream overloaded","type":"server_error","code":503}}',
+      '',
+      '',
+    ].join('\n')
+    server.reply(sseReply(Buffer.from(body)))
+    expect(await run(adapter(), prompt())).toEqual([
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'text-delta', index: 0, text: 'Hel' },
+      errorFinish({ code: 'SERVER', message: 'upstream overloaded', requestId: 'req-fixture' }),
+    ] satisfies StreamChunk[])
+  })
+
+  it('a 200 JSON answer instead of an event stream is MALFORMED_RESPONSE', async () => {
+    server.reply(json(200, { id: 'chatcmpl-J8', choices: [] }, { 'x-request-id': 'req-json' }))
+    expect(await run(adapter(), prompt())).toEqual([
+      errorFinish({
+        code: 'MALFORMED_RESPONSE',
+        message: `${server.baseURL}/chat/completions answered 200 with application/json instead of an event stream`,
+        status: 200,
+        requestId: 'req-json',
+      }),
+    ])
+  })
+
+  it('a socket destroyed mid-stream is TRANSPORT', async () => {
+    const text = fixture('text.sse')
+    const thirdEvent = text.indexOf('data:', text.indexOf('data:', 10) + 10)
+    server.reply(sseReply(text.subarray(0, thirdEvent + 20), [], { then: 'destroy', delayMs: 5 }))
+    const chunks = await run(adapter(), prompt())
+    expect(chunks).toEqual([
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'text-delta', index: 0, text: 'Hello' },
+      errorFinish({
+        code: 'TRANSPORT',
+        message: `${server.baseURL}/chat/completions: terminated: other side closed`,
+        requestId: 'req-fixture',
+      }),
+    ])
+  })
+
+  it('a refused connection is TRANSPORT', async () => {
+    const closed = await startServer()
+    await closed.close()
+    const chunks = await run(openAiCompatible({ baseURL: closed.baseURL }), prompt())
+    const port = new URL(closed.baseURL).port
+    expect(chunks).toEqual([
+      errorFinish({
+        code: 'TRANSPORT',
+        message: `${closed.baseURL}/chat/completions: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`,
+      }),
+    ])
+  })
+})
