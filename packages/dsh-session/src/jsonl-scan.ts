@@ -23,6 +23,8 @@ export interface ScanState {
   nextSeq: number
   /** The final line, when it lacks its newline or is not JSON. Never counted as an event. */
   torn?: TornLine
+  /** Where the complete lines end: the byte offset of the torn line, or the file size without one. */
+  end: number
 }
 
 /**
@@ -42,6 +44,7 @@ export async function* scanSession(
   for await (const lines of readLines(handle)) {
     const events: SessionEvent[] = []
     for (const line of lines) {
+      state.end = line.offset + line.bytes
       if (line.line === 1) {
         if (!line.terminated) throw corrupt(file, line.line, 'the header line is incomplete')
         state.header = decodeHeader(line.text, file, sessionId)
@@ -58,6 +61,7 @@ export async function* scanSession(
       }
       if (!line.terminated) {
         state.torn = { line: line.line, offset: line.offset, bytes: line.bytes }
+        state.end = line.offset
         continue
       }
       let value: unknown
@@ -75,6 +79,7 @@ export async function* scanSession(
   if (state.header === undefined) throw corrupt(file, 1, 'the file has no header line')
   if (suspect !== undefined) {
     state.torn = { line: suspect.line.line, offset: suspect.line.offset, bytes: suspect.line.bytes }
+    state.end = suspect.line.offset
   }
 }
 

@@ -33,9 +33,11 @@ interface Lease {
   handle?: FileHandle
   /** The seq the next appended event must have; unknown until the file's tail has been read. */
   nextSeq?: number
+  /** The file's size through the last durable batch: where a failed batch is cut back to. */
+  size: number
   /** Appends run one after another, in call order. */
   queue: Promise<void>
-  /** Set when a write or sync failed: the file's tail is then unknown until the lease is retaken. */
+  /** Set when a failed batch could not be cut back: the tail is then unknown until the lease is retaken. */
   failure?: SessionError
 }
 
@@ -97,6 +99,7 @@ export class JsonlStorage implements SessionStorage {
       throw error
     }
     lease.nextSeq = 0
+    lease.size = encodeHeader(header).length
   }
 
   /** Takes the lease of an existing session. Throws `NOT_FOUND` or `LOCKED`. A no-op if already held. */
@@ -110,8 +113,9 @@ export class JsonlStorage implements SessionStorage {
   /**
    * Appends `events` (seqs `expectedSeq`, `expectedSeq + 1`, ...) with one write and one sync; resolves
    * once they are durable. Throws `SEQ_MISMATCH` if `expectedSeq` is not the file's next seq or the batch
-   * is not contiguous, `LOCKED` without the lease, `STORAGE` if writing failed (then every later append
-   * fails until the lease is released and retaken, since the file's tail is unknown).
+   * is not contiguous, `LOCKED` without the lease, `STORAGE` if writing or syncing failed: the file is
+   * then cut back to its last durable batch, so retrying the same batch is safe. If even that fails,
+   * every later append fails until the lease is released and retaken.
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
     const file = this.fileOf(sessionId)
@@ -148,7 +152,7 @@ export class JsonlStorage implements SessionStorage {
     const file = this.fileOf(sessionId)
     const handle = await this.openForRead(sessionId, file)
     try {
-      for await (const batch of scanSession(handle, file, sessionId, { nextSeq: 0 })) {
+      for await (const batch of scanSession(handle, file, sessionId, { nextSeq: 0, end: 0 })) {
         for (const event of batch) if (event.seq >= fromSeq) yield event
       }
     } finally {
@@ -207,7 +211,10 @@ export class JsonlStorage implements SessionStorage {
       await this.fs(sessionId, file, () => truncateAt(file, state.torn?.offset ?? 0))
       report.truncatedTail = { line: state.torn.line, bytes: state.torn.bytes }
     }
-    if (lease !== undefined) lease.nextSeq = state.nextSeq
+    if (lease !== undefined) {
+      lease.nextSeq = state.nextSeq
+      lease.size = state.end
+    }
     return { header, events, report }
   }
 
@@ -241,18 +248,42 @@ export class JsonlStorage implements SessionStorage {
       }
     }
     if (events.length === 0) return
+    const data = encodeBatch(events)
     try {
       lease.handle ??= await open(file, 'a')
-      await writeDurably(this.io, lease.handle, encodeBatch(events))
+      await writeDurably(this.io, lease.handle, data)
     } catch (error) {
-      lease.failure = storageError(
-        `session ${sessionId} (${file}): appending seqs ${expectedSeq}..${expectedSeq + events.length - 1} failed; release and reacquire the session`,
-        { sessionId, file, seq: expectedSeq },
+      const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
+      const where = { sessionId, file, seq: expectedSeq }
+      try {
+        await this.cutBack(lease, file)
+      } catch (cutError) {
+        lease.failure = storageError(
+          `session ${sessionId} (${file}): appending seqs ${seqs} failed and the file could not be cut back; release and reacquire the session`,
+          where,
+          cutError,
+        )
+        throw lease.failure
+      }
+      throw storageError(
+        `session ${sessionId} (${file}): appending seqs ${seqs} failed: ${String(error)}`,
+        where,
         error,
       )
-      throw lease.failure
     }
+    lease.size += data.length
     lease.nextSeq = nextSeq + events.length
+  }
+
+  /**
+   * After a failed write or sync: drops the handle and cuts the file back to its last durable size, so
+   * the same batch can be retried without duplicating lines that may have landed.
+   */
+  private async cutBack(lease: Lease, file: string): Promise<void> {
+    const handle = lease.handle
+    delete lease.handle
+    await handle?.close().catch(() => undefined)
+    await truncateAt(file, lease.size)
   }
 
   /** A torn tail found without the lease: mend it under a momentary lease, unless a live writer has one. */
@@ -282,7 +313,7 @@ export class JsonlStorage implements SessionStorage {
     onEvents: (events: SessionEvent[]) => void,
   ): Promise<ScanState> {
     const handle = await this.openForRead(sessionId, file)
-    const state: ScanState = { nextSeq: 0 }
+    const state: ScanState = { nextSeq: 0, end: 0 }
     try {
       for await (const batch of scanSession(handle, file, sessionId, state)) onEvents(batch)
     } catch (error) {
@@ -324,7 +355,7 @@ export class JsonlStorage implements SessionStorage {
         )
       },
     )
-    const lease: Lease = { lock, queue: Promise.resolve() }
+    const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
     this.leases.set(sessionId, lease)
     return lease
   }

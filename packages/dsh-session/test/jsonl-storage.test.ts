@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync, readdirSync, renameSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { type AppendIo, JsonlStorage, type SessionEvent } from 'dsh-session'
@@ -263,29 +263,54 @@ describe('JsonlStorage appendBatch', () => {
     expect(resolved).toBe(true)
   })
 
-  it('fails every later append after a failed sync until the lease is retaken', async () => {
-    let failSync = false
+  it('cuts a batch whose sync failed back off the file, so retrying it writes no duplicates', async () => {
+    let failSync = 0
     const storage = jsonl({
       write: async (handle, data) => (await handle.write(data)).bytesWritten,
       sync: async (handle) => {
-        if (failSync) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
+        if (failSync-- > 0) throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
         await handle.datasync()
       },
     })
     const file = join(dir, 's1.jsonl')
     await storage.create(header('s1'))
     await storage.appendBatch(id, userEvents(0, 1), 0)
-    failSync = true
+    const durable = bytesOf(file)
+    failSync = 1
     const failed = await errorOf(storage.appendBatch(id, userEvents(1, 2), 1))
-    const message = `session s1 (${file}): appending seqs 1..2 failed; release and reacquire the session`
-    expect(failed).toEqual({ code: 'STORAGE', message, where: { sessionId: 's1', file, seq: 1 } })
-    failSync = false
-    expect(await errorOf(storage.appendBatch(id, userEvents(3, 1), 3))).toEqual(failed)
+    expect(failed).toEqual({
+      code: 'STORAGE',
+      message: `session s1 (${file}): appending seqs 1..2 failed: Error: EIO: i/o error, fdatasync`,
+      where: { sessionId: 's1', file, seq: 1 },
+    })
+    expect(bytesOf(file)).toBe(durable)
+    await storage.appendBatch(id, userEvents(1, 2), 1)
+    expect(bytesOf(file)).toBe(durable + lines(userEvents(1, 2)))
+    expect((await storage.load(id)).events).toEqual(userEvents(0, 3))
+  })
+
+  it('fails every later append when a failed batch cannot be cut back, until the lease is retaken', async () => {
+    const storage = jsonl({
+      write: async (handle, data) => (await handle.write(data)).bytesWritten,
+      sync: async () => {
+        // A directory in the file's place: the cut-back (open for writing) now fails too.
+        renameSync(file, `${file}.aside`)
+        mkdirSync(file)
+        throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
+      },
+    })
+    const file = join(dir, 's1.jsonl')
+    await storage.create(header('s1'))
+    const failed = await errorOf(storage.appendBatch(id, userEvents(0, 2), 0))
+    const message = `session s1 (${file}): appending seqs 0..1 failed and the file could not be cut back; release and reacquire the session`
+    expect(failed).toEqual({ code: 'STORAGE', message, where: { sessionId: 's1', file, seq: 0 } })
+    expect(await errorOf(storage.appendBatch(id, userEvents(0, 2), 0))).toEqual(failed)
+    rmdirSync(file)
+    renameSync(`${file}.aside`, file)
     await storage.release(id)
     await storage.acquire(id)
-    const { events } = await storage.load(id)
-    expect(events.map((e) => e.seq)).toEqual([0, 1, 2])
-    await storage.appendBatch(id, userEvents(3, 1), 3)
+    // The batch's lines landed before the failed sync: after retaking the lease the file tells.
+    expect((await storage.load(id)).events).toEqual(userEvents(0, 2))
   })
 })
 
