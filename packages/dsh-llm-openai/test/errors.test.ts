@@ -2,7 +2,7 @@ import { CallId, type LlmFailure, type StreamChunk } from 'dsh-llm'
 import { openAiCompatible } from 'dsh-llm-openai'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { prompt, run } from './helpers.ts'
-import { type FixtureServer, type Reply, fixture, sseReply, startServer } from './server.ts'
+import { type FixtureServer, fixture, type Reply, sseReply, startServer } from './server.ts'
 
 let server: FixtureServer
 beforeAll(async () => {
@@ -35,29 +35,59 @@ describe('HTTP errors become one terminal finish chunk', () => {
       name: '401 → AUTH, with the x-request-id header',
       reply: json(
         401,
-        { error: { message: 'Incorrect API key provided: sk-test.', type: 'invalid_request_error', code: 'invalid_api_key' } },
+        {
+          error: {
+            message: 'Incorrect API key provided: sk-test.',
+            type: 'invalid_request_error',
+            code: 'invalid_api_key',
+          },
+        },
         { 'x-request-id': 'req-401' },
       ),
-      failure: { code: 'AUTH', message: 'Incorrect API key provided: sk-test.', status: 401, requestId: 'req-401' },
+      failure: {
+        code: 'AUTH',
+        message: 'Incorrect API key provided: sk-test.',
+        status: 401,
+        requestId: 'req-401',
+      },
     },
     {
       name: '403 with a plain-text body → AUTH',
-      reply: { status: 403, headers: { 'content-type': 'text/plain' }, writes: ['Forbidden: region not supported\n'] },
+      reply: {
+        status: 403,
+        headers: { 'content-type': 'text/plain' },
+        writes: ['Forbidden: region not supported\n'],
+      },
       failure: { code: 'AUTH', message: 'Forbidden: region not supported', status: 403 },
     },
     {
       name: '429 → RATE_LIMIT with Retry-After seconds',
       reply: json(
         429,
-        { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+        {
+          error: {
+            message: 'Rate limit reached for requests',
+            type: 'requests',
+            code: 'rate_limit_exceeded',
+          },
+        },
         { 'retry-after': '7' },
       ),
-      failure: { code: 'RATE_LIMIT', message: 'Rate limit reached for requests', status: 429, retryAfterMs: 7000 },
+      failure: {
+        code: 'RATE_LIMIT',
+        message: 'Rate limit reached for requests',
+        status: 429,
+        retryAfterMs: 7000,
+      },
     },
     {
       name: '500 → SERVER',
       reply: json(500, { error: { message: 'The server had an error while processing your request.' } }),
-      failure: { code: 'SERVER', message: 'The server had an error while processing your request.', status: 500 },
+      failure: {
+        code: 'SERVER',
+        message: 'The server had an error while processing your request.',
+        status: 500,
+      },
     },
     {
       name: '503 with an empty body → SERVER with the status line',
@@ -84,13 +114,27 @@ describe('HTTP errors become one terminal finish chunk', () => {
     },
     {
       name: '400 otherwise → INVALID_REQUEST',
-      reply: json(400, { error: { message: "Invalid value for 'temperature': must be at most 2.", type: 'invalid_request_error' } }),
-      failure: { code: 'INVALID_REQUEST', message: "Invalid value for 'temperature': must be at most 2.", status: 400 },
+      reply: json(400, {
+        error: {
+          message: "Invalid value for 'temperature': must be at most 2.",
+          type: 'invalid_request_error',
+        },
+      }),
+      failure: {
+        code: 'INVALID_REQUEST',
+        message: "Invalid value for 'temperature': must be at most 2.",
+        status: 400,
+      },
     },
     {
       name: '404 with a string error and a body id → INVALID_REQUEST carrying that id',
       reply: json(404, { id: 'req-body-404', error: "model 'llama9' not found" }),
-      failure: { code: 'INVALID_REQUEST', message: "model 'llama9' not found", status: 404, requestId: 'req-body-404' },
+      failure: {
+        code: 'INVALID_REQUEST',
+        message: "model 'llama9' not found",
+        status: 404,
+        requestId: 'req-body-404',
+      },
     },
   ]
 
@@ -104,7 +148,9 @@ describe('HTTP errors become one terminal finish chunk', () => {
   it('429 → RATE_LIMIT with Retry-After as an HTTP date', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     vi.setSystemTime(new Date('2026-11-30T12:00:00.000Z'))
-    server.reply(json(429, { error: { message: 'Slow down' } }, { 'retry-after': 'Mon, 30 Nov 2026 12:00:30 GMT' }))
+    server.reply(
+      json(429, { error: { message: 'Slow down' } }, { 'retry-after': 'Mon, 30 Nov 2026 12:00:30 GMT' }),
+    )
     expect(await run(adapter(), prompt())).toEqual([
       errorFinish({ code: 'RATE_LIMIT', message: 'Slow down', status: 429, retryAfterMs: 30_000 }),
     ])
@@ -128,7 +174,10 @@ describe('broken streams', () => {
   })
 
   it('without an x-request-id header, a failure carries the streamed completion id', async () => {
-    server.reply({ ...sseReply(fixture('cut-mid-tool.sse')), headers: { 'content-type': 'text/event-stream' } })
+    server.reply({
+      ...sseReply(fixture('cut-mid-tool.sse')),
+      headers: { 'content-type': 'text/event-stream' },
+    })
     const chunks = await run(adapter(), prompt())
     expect(chunks.at(-1)).toEqual(
       errorFinish({

@@ -1,9 +1,9 @@
 import {
   CallId,
-  type LlmRequest,
   createAssistantMessage,
   createToolResultMessage,
   createUserMessage,
+  type LlmRequest,
   userText,
 } from 'dsh-llm'
 import { deepseek, openAiCompatible } from 'dsh-llm-openai'
@@ -26,7 +26,11 @@ const conversation: LlmRequest = {
   model: 'deepseek-reasoner',
   system: 'You are terse.',
   messages: [
-    createUserMessage({ id: 'u1', content: [{ type: 'text', text: 'Weather and time in Paris?' }], source: { kind: 'user' } }),
+    createUserMessage({
+      id: 'u1',
+      content: [{ type: 'text', text: 'Weather and time in Paris?' }],
+      source: { kind: 'user' },
+    }),
     createUserMessage({
       id: 'u2',
       content: [{ type: 'text', text: 'Today is Monday.' }],
@@ -117,7 +121,11 @@ async function sent(adapterRun: () => Promise<unknown>) {
 
 describe('request mapping', () => {
   it('posts the whole conversation with reasoning omitted by default, plus headers', async () => {
-    const adapter = openAiCompatible({ baseURL: `${server.baseURL}/`, apiKey: 'sk-test', headers: { 'X-Trace': 'abc' } })
+    const adapter = openAiCompatible({
+      baseURL: `${server.baseURL}/`,
+      apiKey: 'sk-test',
+      headers: { 'X-Trace': 'abc' },
+    })
     const request = await sent(() => run(adapter, conversation))
     expect(request.method).toBe('POST')
     expect(request.url).toBe('/v1/chat/completions')
@@ -207,7 +215,9 @@ describe('request mapping', () => {
         {
           role: 'assistant',
           content: null,
-          tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+          tool_calls: [
+            { id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+          ],
         },
         { role: 'tool', tool_call_id: 'call_w1', content: '' },
       ],

@@ -1,6 +1,6 @@
 /** A local HTTP server for the adapter tests: records each request, answers with a scripted reply. */
 import { readFileSync } from 'node:fs'
-import { type IncomingHttpHeaders, type Server, createServer } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 /** What the server received. */
@@ -42,7 +42,11 @@ export function fixture(name: string): Buffer {
 }
 
 /** A 200 event-stream reply writing `body` split into pieces at the given byte offsets. */
-export function sseReply(body: Uint8Array, splitAt: readonly number[] = [], extra: Partial<Reply> = {}): Reply {
+export function sseReply(
+  body: Uint8Array,
+  splitAt: readonly number[] = [],
+  extra: Partial<Reply> = {},
+): Reply {
   const writes: Uint8Array[] = []
   let from = 0
   for (const at of [...splitAt, body.length]) {

@@ -22,7 +22,10 @@ describe('stream mapping', () => {
       { type: 'text-delta', index: 0, text: 'Hello' },
       { type: 'text-delta', index: 0, text: ', world' },
       { type: 'block-end', index: 0, block: { type: 'text', text: 'Hello, world' } },
-      { type: 'usage', usage: { inputTokens: 20, outputTokens: 4, cacheReadTokens: 100, reasoningTokens: 0 } },
+      {
+        type: 'usage',
+        usage: { inputTokens: 20, outputTokens: 4, cacheReadTokens: 100, reasoningTokens: 0 },
+      },
       { type: 'finish', reason: { kind: 'stop' } },
     ] satisfies StreamChunk[])
   })
@@ -38,7 +41,10 @@ describe('stream mapping', () => {
       { type: 'text-delta', index: 1, text: '2 + 2' },
       { type: 'text-delta', index: 1, text: ' = 4.' },
       { type: 'block-end', index: 1, block: { type: 'text', text: '2 + 2 = 4.' } },
-      { type: 'usage', usage: { inputTokens: 6, outputTokens: 25, cacheReadTokens: 24, reasoningTokens: 18 } },
+      {
+        type: 'usage',
+        usage: { inputTokens: 6, outputTokens: 25, cacheReadTokens: 24, reasoningTokens: 18 },
+      },
       { type: 'finish', reason: { kind: 'stop' } },
     ] satisfies StreamChunk[])
   })
@@ -69,7 +75,10 @@ describe('stream mapping', () => {
         index: 2,
         block: { type: 'tool-call', id: time, name: 'get_time', arguments: '{"tz": "Europe/Paris"}' },
       },
-      { type: 'usage', usage: { inputTokens: 210, outputTokens: 48, cacheReadTokens: 0, reasoningTokens: 0 } },
+      {
+        type: 'usage',
+        usage: { inputTokens: 210, outputTokens: 48, cacheReadTokens: 0, reasoningTokens: 0 },
+      },
       { type: 'finish', reason: { kind: 'tool-calls' } },
     ] satisfies StreamChunk[])
   })
@@ -90,15 +99,19 @@ describe('stream mapping', () => {
     const firstCr = crlf.indexOf('\r')
     server.reply(sseReply(crlf, [firstCr + 1], { delayMs: 5 }))
     const chunks = await run(adapter(), prompt())
-    expect(types(chunks)).toEqual([
-      'block-start',
-      'text-delta',
-      'text-delta',
-      'block-end',
-      'usage',
-      'finish',
-    ])
+    expect(types(chunks)).toEqual(['block-start', 'text-delta', 'text-delta', 'block-end', 'usage', 'finish'])
     expect(chunks[3]).toEqual({ type: 'block-end', index: 0, block: { type: 'text', text: 'Hello, world' } })
+  })
+
+  it('joins an event whose JSON spans several data lines, ignoring event and id fields', async () => {
+    server.reply(sseReply(fixture('multiline-data.sse')))
+    expect(await run(adapter(), prompt())).toEqual([
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'text-delta', index: 0, text: 'two' },
+      { type: 'text-delta', index: 0, text: ' lines' },
+      { type: 'block-end', index: 0, block: { type: 'text', text: 'two lines' } },
+      { type: 'finish', reason: { kind: 'stop' } },
+    ] satisfies StreamChunk[])
   })
 
   it('accepts a stream that ends after its finish_reason without [DONE]', async () => {
