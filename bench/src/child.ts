@@ -1,0 +1,138 @@
+/** The jobs a child process can run, one measured thing per fresh process. */
+import { join } from 'node:path'
+import { runAiSdk } from './loop/ai-sdk.ts'
+import { type DshLoopMode, runDshLoop } from './loop/dsh.ts'
+import { runFloor } from './loop/floor.ts'
+import { runPiAgent } from './loop/pi-agent.ts'
+import { type LoopSummary, StepRecorder } from './recorder.ts'
+import { type AssemblyResult, measureAssembly } from './scenarios/assembly.ts'
+import { measureScale, type ScaleResult } from './scenarios/scale.ts'
+import { type AppendResult, type LoadResult, measureAppend, measureLoad } from './scenarios/storage.ts'
+
+/** Closed: the harnesses of the tool-loop scenario. */
+export type LoopHarness =
+  | 'floor'
+  | 'floor-jsonl'
+  | 'pi-agent-core'
+  | 'ai-sdk'
+  | 'dsh-memory'
+  | 'dsh-jsonl'
+  | 'dsh-invariants'
+
+/** One tool-loop turn of `steps` steps; `dir` holds files of the JSONL variants. */
+export interface LoopJob {
+  readonly kind: 'loop'
+  readonly harness: LoopHarness
+  readonly steps: number
+  readonly dir: string
+  /** Durability barriers per step of the raw baseline (`floor-jsonl`). */
+  readonly barriersPerStep?: 1 | 2
+}
+
+/** `deltas` one-character-ish deltas round-robin over `blocks` blocks. */
+export interface AssemblyJob {
+  readonly kind: 'assembly'
+  readonly impl: 'dsh' | 'join'
+  readonly deltas: number
+  readonly blocks: number
+}
+
+/** Append `events` events to `file`, durable every `batch` events. */
+export interface AppendJob {
+  readonly kind: 'storage-append'
+  readonly impl: 'dsh' | 'raw'
+  readonly events: number
+  readonly batch: number
+  readonly dir: string
+}
+
+/** Cold-load a JSONL session file written by an `AppendJob`. */
+export interface LoadJob {
+  readonly kind: 'storage-load'
+  readonly impl: 'dsh' | 'raw'
+  readonly dir: string
+}
+
+/** `agents` agents each running a `steps`-step turn concurrently. */
+export interface ScaleJob {
+  readonly kind: 'scale'
+  readonly impl: 'dsh' | 'pi-agent-core'
+  readonly agents: number
+  readonly steps: number
+}
+
+/** Closed: every job. */
+export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob
+
+/** What a job reports. */
+export type JobResult<J extends Job> = J extends LoopJob
+  ? LoopSummary
+  : J extends AssemblyJob
+    ? AssemblyResult
+    : J extends AppendJob
+      ? AppendResult
+      : J extends LoadJob
+        ? LoadResult
+        : J extends ScaleJob
+          ? ScaleResult
+          : never
+
+/** Runs `job` in this process and returns its result. */
+export async function runJob(job: Job): Promise<unknown> {
+  switch (job.kind) {
+    case 'loop':
+      return runLoop(job)
+    case 'assembly':
+      return measureAssembly(job.impl, job.deltas, job.blocks)
+    case 'storage-append':
+      return measureAppend(job.impl, job.events, job.batch, job.dir)
+    case 'storage-load':
+      return measureLoad(job.impl, job.dir)
+    case 'scale':
+      return measureScale(job.impl, job.agents, job.steps)
+    default:
+      return unreachable(job)
+  }
+}
+
+async function runLoop(job: LoopJob): Promise<LoopSummary> {
+  const recorder = new StepRecorder(job.steps)
+  switch (job.harness) {
+    case 'floor':
+      await runFloor(job.steps, recorder, { kind: 'memory' })
+      break
+    case 'floor-jsonl':
+      await runFloor(job.steps, recorder, {
+        kind: 'jsonl',
+        file: join(job.dir, 'floor.jsonl'),
+        sync: 'fdatasync',
+        barriersPerStep: job.barriersPerStep ?? 2,
+      })
+      break
+    case 'pi-agent-core':
+      await runPiAgent(job.steps, recorder)
+      break
+    case 'ai-sdk':
+      await runAiSdk(job.steps, recorder)
+      break
+    case 'dsh-memory':
+    case 'dsh-jsonl':
+    case 'dsh-invariants':
+      await runDshLoop(job.steps, recorder, dshMode(job.harness), job.dir)
+      break
+    default:
+      return unreachable(job.harness)
+  }
+  if (recorder.steps !== job.steps) {
+    throw new Error(`${job.harness}: ${recorder.steps} steps completed, ${job.steps} expected`)
+  }
+  return recorder.summary()
+}
+
+function dshMode(harness: 'dsh-memory' | 'dsh-jsonl' | 'dsh-invariants'): DshLoopMode {
+  return harness === 'dsh-memory' ? 'memory' : harness === 'dsh-jsonl' ? 'jsonl' : 'invariants'
+}
+
+function unreachable(value: never): never {
+  throw new Error(`bench: unknown job ${JSON.stringify(value)}`)
+}

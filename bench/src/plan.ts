@@ -1,0 +1,62 @@
+/** How big each scenario runs: the full suite (`pnpm bench`) and the CI-sized one (`--quick`). */
+import type { LoopHarness } from './child.ts'
+
+/** Sizes of one suite run. */
+export interface Plan {
+  readonly name: 'full' | 'quick'
+  /** Fresh-process runs per measured thing; figures are medians over them. */
+  readonly runs: number
+  readonly loopSteps: number
+  readonly loopHarnesses: readonly LoopHarness[]
+  /** The long tool loop (growth over a long session); zero steps skips it. */
+  readonly longSteps: number
+  readonly longRuns: number
+  readonly longHarnesses: readonly LoopHarness[]
+  readonly assemblyDeltas: number
+  readonly storageEvents: number
+  readonly storageBatches: readonly number[]
+  readonly scaleAgents: number
+  readonly scaleSteps: number
+}
+
+const ALL_LOOPS: readonly LoopHarness[] = [
+  'floor',
+  'floor-jsonl',
+  'pi-agent-core',
+  'ai-sdk',
+  'dsh-memory',
+  'dsh-jsonl',
+  'dsh-invariants',
+]
+
+/** The full suite: the issue's sizes, three runs each. */
+export const FULL: Plan = {
+  name: 'full',
+  runs: 3,
+  loopSteps: 1000,
+  loopHarnesses: ALL_LOOPS,
+  longSteps: 10_000,
+  longRuns: 3,
+  longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
+  assemblyDeltas: 1_000_000,
+  storageEvents: 100_000,
+  storageBatches: [100, 1000],
+  scaleAgents: 1000,
+  scaleSteps: 10,
+}
+
+/** The CI suite: the same 1,000-step loop without the slow `ai` peer, smaller everything else. */
+export const QUICK: Plan = {
+  name: 'quick',
+  runs: 3,
+  loopSteps: 1000,
+  loopHarnesses: ALL_LOOPS.filter((h) => h !== 'ai-sdk'),
+  longSteps: 0,
+  longRuns: 0,
+  longHarnesses: [],
+  assemblyDeltas: 200_000,
+  storageEvents: 20_000,
+  storageBatches: [100],
+  scaleAgents: 200,
+  scaleSteps: 10,
+}

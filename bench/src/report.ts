@@ -1,0 +1,81 @@
+/** Result rows, the markdown table and the machine line. */
+import { cpus } from 'node:os'
+
+/** One line of the results table: a dsh figure next to a baseline measured in the same run. */
+export interface Row {
+  /** Stable key, used by the quick-mode bounds. */
+  readonly id: string
+  readonly scenario: string
+  /** What is measured, with its unit. */
+  readonly metric: string
+  readonly dsh: number
+  readonly baselineName: string
+  readonly baseline: number
+  /** `dsh / baseline`; for higher-is-better metrics still dsh over baseline. */
+  readonly ratio: number
+  /** The issue's target, in words (`≤ 1.0×`), or empty when the row is informational. */
+  readonly target: string
+  /** Whether the target is met; undefined for informational rows. */
+  readonly met: boolean | undefined
+}
+
+/** Builds a row; `check` decides `met` from the ratio (or from the dsh figure) when given. */
+export function row(
+  fields: Omit<Row, 'ratio' | 'met' | 'target'> & {
+    readonly target?: string
+    readonly check?: (ratio: number, dsh: number) => boolean
+  },
+): Row {
+  const ratio = fields.dsh / fields.baseline
+  const { check, target, ...rest } = fields
+  return {
+    ...rest,
+    ratio,
+    target: target ?? '',
+    met: check === undefined ? undefined : check(ratio, rest.dsh),
+  }
+}
+
+/** A row for a measurement that failed: it keeps its place in the table with the reason. */
+export interface FailedRow {
+  readonly id: string
+  readonly scenario: string
+  readonly metric: string
+  readonly error: string
+}
+
+/** Formats a figure with sensible precision. */
+export function fmt(value: number): string {
+  if (!Number.isFinite(value)) return String(value)
+  const abs = Math.abs(value)
+  if (abs >= 1000) return Math.round(value).toLocaleString('en-US')
+  if (abs >= 100) return value.toFixed(0)
+  if (abs >= 10) return value.toFixed(1)
+  return value.toFixed(2)
+}
+
+/** The markdown results table. */
+export function table(rows: readonly (Row | FailedRow)[]): string {
+  const lines = [
+    '| scenario | metric | dsh | baseline | ratio | target | met |',
+    '| --- | --- | ---: | --- | ---: | --- | --- |',
+  ]
+  for (const r of rows) {
+    if ('error' in r) {
+      lines.push(`| ${r.scenario} | ${r.metric} | failed | ${r.error.replaceAll('|', '/')} | | | |`)
+      continue
+    }
+    const met = r.met === undefined ? '' : r.met ? 'yes' : '**no**'
+    lines.push(
+      `| ${r.scenario} | ${r.metric} | ${fmt(r.dsh)} | ${r.baselineName}: ${fmt(r.baseline)} | ${fmt(r.ratio)}× | ${r.target} | ${met} |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+/** CPU model, core count, Node version and date: the line every result file carries. */
+export function machineLine(date: Date = new Date()): string {
+  const list = cpus()
+  const model = list[0]?.model.trim() ?? 'unknown CPU'
+  return `Machine: ${model}, ${list.length} cores, Node ${process.version}, ${process.platform}/${process.arch}, ${date.toISOString()}`
+}

@@ -1,0 +1,104 @@
+/**
+ * Scenario 5, scale in one process: `agents` agents each run a `steps`-step turn of the scripted
+ * workload concurrently. Reports the total wall time, the p99 event-loop delay during the run
+ * (`perf_hooks.monitorEventLoopDelay`, 1 ms resolution) and the heap each agent still holds once
+ * idle (heap after the run minus heap before the agents existed, after full GCs, per agent).
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { dshScaleRun } from '../loop/dsh.ts'
+import { piScaleRun } from '../loop/pi-agent.ts'
+import { type Row, row } from '../report.ts'
+import { runInChild } from '../spawn.ts'
+import { median } from '../stats.ts'
+
+/** What a scale run reports. */
+export interface ScaleResult {
+  readonly totalMs: number
+  readonly p99DelayMs: number
+  readonly heapPerAgentKb: number
+}
+
+/**
+ * A prepared scale run: `start()` sends every agent its prompt and resolves when all are idle;
+ * `agents` keeps them alive for the heap measurement.
+ */
+export interface ScaleRun {
+  start(): Promise<void>
+  readonly agents: readonly unknown[]
+}
+
+function collect(): number {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error('scale: run the child with --expose-gc')
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed
+}
+
+/** Child side: one scale run of `impl`. */
+export async function measureScale(
+  impl: 'dsh' | 'pi-agent-core',
+  agents: number,
+  steps: number,
+): Promise<ScaleResult> {
+  // Load the implementation's modules and warm its code paths before the heap baseline.
+  const warm = impl === 'dsh' ? await dshScaleRun(1, steps) : await piScaleRun(1, steps)
+  await warm.start()
+  const before = collect()
+  const run = impl === 'dsh' ? await dshScaleRun(agents, steps) : await piScaleRun(agents, steps)
+  const delay = monitorEventLoopDelay({ resolution: 1 })
+  delay.enable()
+  const started = performance.now()
+  await run.start()
+  const totalMs = performance.now() - started
+  delay.disable()
+  const after = collect()
+  if (run.agents.length !== agents) throw new Error(`scale: ${run.agents.length} agents, ${agents} expected`)
+  return {
+    totalMs,
+    p99DelayMs: delay.percentile(99) / 1e6,
+    heapPerAgentKb: (after - before) / agents / 1024,
+  }
+}
+
+/** Parent side: interleaved runs of dsh and pi-agent-core, medians. */
+export async function scaleScenario(agents: number, steps: number, runs: number): Promise<Row[]> {
+  const dsh: ScaleResult[] = []
+  const pi: ScaleResult[] = []
+  for (let r = 0; r < runs; r++) {
+    pi.push(await runInChild({ kind: 'scale', impl: 'pi-agent-core', agents, steps }, { exposeGc: true }))
+    dsh.push(await runInChild({ kind: 'scale', impl: 'dsh', agents, steps }, { exposeGc: true }))
+  }
+  const m = (list: ScaleResult[], key: keyof ScaleResult) => median(list.map((x) => x[key]))
+  const what = `${agents.toLocaleString('en-US')} agents × ${steps}-step turn`
+  return [
+    row({
+      id: 'scale-total',
+      scenario: '5 scale',
+      metric: `total ms, ${what}`,
+      dsh: m(dsh, 'totalMs'),
+      baselineName: 'pi-agent-core',
+      baseline: m(pi, 'totalMs'),
+    }),
+    row({
+      id: 'scale-delay',
+      scenario: '5 scale',
+      metric: 'p99 event-loop delay, ms',
+      dsh: m(dsh, 'p99DelayMs'),
+      baselineName: 'pi-agent-core',
+      baseline: m(pi, 'p99DelayMs'),
+      target: 'dsh < 50 ms',
+      check: (_ratio, value) => value < 50,
+    }),
+    row({
+      id: 'scale-heap',
+      scenario: '5 scale',
+      metric: 'heap per idle agent, KB',
+      dsh: m(dsh, 'heapPerAgentKb'),
+      baselineName: 'pi-agent-core',
+      baseline: m(pi, 'heapPerAgentKb'),
+      target: 'dsh ≤ 50 KB',
+      check: (_ratio, value) => value <= 50,
+    }),
+  ]
+}

@@ -1,0 +1,116 @@
+/**
+ * Scenarios 1 and 2, the tool loop: every harness runs the same 1,000-step turn in fresh processes,
+ * runs interleaved across harnesses so machine noise hits all of them alike; the per-run medians
+ * are combined by their median.
+ */
+import type { LoopHarness } from '../child.ts'
+import type { LoopSummary } from '../recorder.ts'
+import { type FailedRow, type Row, row } from '../report.ts'
+import { runInChild } from '../spawn.ts'
+import { median } from '../stats.ts'
+
+/** The median over runs of each field of the per-run summaries. */
+export type LoopFigures = { readonly [K in keyof LoopSummary]: number }
+
+/** A harness's combined figures, or why it could not be measured. */
+export type LoopOutcome =
+  | { readonly ok: true; readonly figures: LoopFigures }
+  | { readonly ok: false; readonly error: string }
+
+/** Runs each harness `runs` times (round-robin) for `steps` steps; failures are kept per harness. */
+export async function measureLoops(
+  harnesses: readonly LoopHarness[],
+  steps: number,
+  runs: number,
+  dir: string,
+): Promise<Map<LoopHarness, LoopOutcome>> {
+  const samples = new Map<LoopHarness, LoopSummary[]>()
+  const errors = new Map<LoopHarness, string>()
+  for (let r = 0; r < runs; r++) {
+    for (const harness of harnesses) {
+      if (errors.has(harness)) continue
+      try {
+        const summary = await runInChild({ kind: 'loop', harness, steps, dir })
+        samples.set(harness, [...(samples.get(harness) ?? []), summary])
+      } catch (error) {
+        errors.set(harness, error instanceof Error ? error.message : String(error))
+      }
+    }
+  }
+  const out = new Map<LoopHarness, LoopOutcome>()
+  for (const harness of harnesses) {
+    const error = errors.get(harness)
+    const list = samples.get(harness) ?? []
+    out.set(harness, error !== undefined ? { ok: false, error } : { ok: true, figures: combine(list) })
+  }
+  return out
+}
+
+function combine(list: readonly LoopSummary[]): LoopFigures {
+  const pick = (key: keyof LoopSummary) => median(list.map((s) => s[key]))
+  return {
+    steps: pick('steps'),
+    wallUs: pick('wallUs'),
+    meanWallUs: pick('meanWallUs'),
+    cpuUs: pick('cpuUs'),
+    growth: pick('growth'),
+    firstUs: pick('firstUs'),
+    lastUs: pick('lastUs'),
+    peakRssMb: pick('peakRssMb'),
+    totalMs: pick('totalMs'),
+  }
+}
+
+/** A comparison row between two measured harnesses, or a failed row naming the missing one. */
+export function compare(
+  results: ReadonlyMap<LoopHarness, LoopOutcome>,
+  spec: {
+    readonly id: string
+    readonly scenario: string
+    readonly metric: string
+    readonly dsh: LoopHarness
+    readonly baseline: LoopHarness
+    readonly field: keyof LoopFigures
+    readonly target?: string
+    readonly check?: (ratio: number, dsh: number) => boolean
+  },
+): Row | FailedRow {
+  const a = results.get(spec.dsh)
+  const b = results.get(spec.baseline)
+  const failed = [a, b].find((x) => x === undefined || !x.ok)
+  if (a === undefined || b === undefined || !a.ok || !b.ok) {
+    const error = failed !== undefined && failed.ok === false ? failed.error : 'not measured'
+    return { id: spec.id, scenario: spec.scenario, metric: spec.metric, error }
+  }
+  return row({
+    id: spec.id,
+    scenario: spec.scenario,
+    metric: spec.metric,
+    dsh: a.figures[spec.field],
+    baselineName: spec.baseline,
+    baseline: b.figures[spec.field],
+    ...(spec.target === undefined ? {} : { target: spec.target }),
+    ...(spec.check === undefined ? {} : { check: spec.check }),
+  })
+}
+
+/** The per-harness detail table of a tool-loop measurement. */
+export function loopTable(results: ReadonlyMap<LoopHarness, LoopOutcome>, steps: number): string {
+  const lines = [
+    `| harness (${steps.toLocaleString('en-US')} steps) | wall µs/step (median) | CPU µs/step | mean µs/step | first → last tenth µs | growth | peak RSS MB |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  for (const [harness, outcome] of results) {
+    if (!outcome.ok) {
+      lines.push(
+        `| ${harness} | failed: ${outcome.error.replaceAll('|', '/').replaceAll('\n', ' ')} | | | | | |`,
+      )
+      continue
+    }
+    const f = outcome.figures
+    lines.push(
+      `| ${harness} | ${f.wallUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.meanWallUs.toFixed(1)} | ${f.firstUs.toFixed(1)} → ${f.lastUs.toFixed(1)} | ${f.growth.toFixed(2)} | ${f.peakRssMb.toFixed(0)} |`,
+    )
+  }
+  return lines.join('\n')
+}
