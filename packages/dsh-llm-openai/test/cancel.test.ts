@@ -26,7 +26,7 @@ function finish(kind: 'error' | 'aborted', failure: LlmFailure): StreamChunk {
 
 describe('timeouts and cancellation', () => {
   it('a server that stalls mid-stream times out with TIMEOUT after the delivered deltas', async () => {
-    server.reply(sseReply(stallAfterHello(), [], { then: 'hang' }))
+    server.reply(sseReply(stallAfterHello(), [], { after: 'hang' }))
     const adapter = openAiCompatible({ baseURL: server.baseURL, apiKey: 'sk-test', timeoutMs: 150 })
     const started = Date.now()
     const chunks = await run(adapter, prompt())
@@ -63,7 +63,7 @@ describe('timeouts and cancellation', () => {
   })
 
   it('aborting the signal mid-stream ends with an aborted finish and hangs up on the server', async () => {
-    server.reply(sseReply(stallAfterHello(), [], { then: 'hang' }))
+    server.reply(sseReply(stallAfterHello(), [], { after: 'hang' }))
     const controller = new AbortController()
     const adapter = openAiCompatible({ baseURL: server.baseURL, apiKey: 'sk-test' })
     const chunks: StreamChunk[] = []
@@ -104,7 +104,7 @@ describe('timeouts and cancellation', () => {
   })
 
   it('a consumer that stops iterating early closes the connection', async () => {
-    server.reply(sseReply(stallAfterHello(), [], { then: 'hang' }))
+    server.reply(sseReply(stallAfterHello(), [], { after: 'hang' }))
     const adapter = openAiCompatible({ baseURL: server.baseURL })
     const seen: string[] = []
     for await (const chunk of adapter.stream(prompt())) {

@@ -232,7 +232,7 @@ describe('broken streams', () => {
   it('a socket destroyed mid-stream is TRANSPORT', async () => {
     const text = fixture('text.sse')
     const thirdEvent = text.indexOf('data:', text.indexOf('data:', 10) + 10)
-    server.reply(sseReply(text.subarray(0, thirdEvent + 20), [], { then: 'destroy', delayMs: 5 }))
+    server.reply(sseReply(text.subarray(0, thirdEvent + 20), [], { after: 'destroy', delayMs: 5 }))
     const chunks = await run(adapter(), prompt())
     expect(chunks).toEqual([
       { type: 'block-start', index: 0, blockType: 'text' },

@@ -21,7 +21,7 @@ export interface Reply {
   readonly writes?: readonly (string | Uint8Array)[]
   readonly delayMs?: number
   /** After the writes: end the response (default), destroy the socket, or hang until the client leaves. */
-  readonly then?: 'end' | 'destroy' | 'hang'
+  readonly after?: 'end' | 'destroy' | 'hang'
   /** Do not even send headers: hang from the start. */
   readonly silent?: boolean
 }
@@ -101,7 +101,7 @@ async function play(reply: Reply, res: import('node:http').ServerResponse): Prom
     res.write(write)
   }
   if (reply.delayMs !== undefined) await sleep(reply.delayMs)
-  switch (reply.then ?? 'end') {
+  switch (reply.after ?? 'end') {
     case 'end':
       res.end()
       break
