@@ -1,1 +1,34 @@
-export {}
+export { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+export type {} from './events.ts'
+export { INBOX_PROJECTION, type Inbox, type InboxEntry, inboxProjection } from './inbox.ts'
+export { AgentLoop, AgentLoop as default } from './service.ts'
+export { type RegisteredTool, ToolRegistry } from './tools.ts'
+export type {
+  Agent,
+  AgentLoopConfig,
+  AgentOptions,
+  AgentStatus,
+  Awaitable,
+  CancelOptions,
+  PreStepDecision,
+  PreStepInput,
+  RequestConfigInput,
+  RequestErrorDecision,
+  RequestErrorInput,
+  ResumeOptions,
+  SendOptions,
+  SessionPrefixInput,
+  SystemPromptInput,
+  ToolDefinition,
+  ToolExecuteContext,
+  ToolInfo,
+  ToolMode,
+  ToolOutput,
+  ToolPostExecuteInput,
+  ToolPostExecuteResult,
+  ToolPreExecuteDecision,
+  ToolPreExecuteInput,
+  ToolReturn,
+  TurnPosition,
+  TurnStoppingInput,
+} from './types.ts'

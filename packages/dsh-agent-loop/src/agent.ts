@@ -1,0 +1,289 @@
+/**
+ * The agent: a loop instance over one session. It owns the turn driver (one turn at a time, then
+ * the queue), the outbox, cancellation and the agent's lifecycle.
+ */
+
+import { randomUUID } from 'node:crypto'
+import type { Context } from 'cordis'
+import {
+  emitContained,
+  HarnessError,
+  type Message,
+  type RetryPolicy,
+  type TurnTrigger,
+  type UserMessage,
+} from 'dsh-llm'
+import type { Session } from 'dsh-session'
+import { TurnCancellation } from './cancel.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
+import { ReactLoopInbox } from './inbox.ts'
+import { Outbox } from './outbox.ts'
+import { composeSessionPrefix } from './prefix.ts'
+import type { ModelCallEnv } from './step.ts'
+import type { ToolBatchEnv } from './tool-exec.ts'
+import { runTurn, type TurnHost } from './turn.ts'
+import type { Agent, AgentOptions, AgentStatus, CancelOptions, SendOptions } from './types.ts'
+
+/** What the AgentLoop service gives each agent it creates. */
+export interface AgentSetup {
+  readonly ctx: Context
+  readonly session: Session
+  readonly options: AgentOptions
+  readonly policy: RetryPolicy
+  readonly maxToolConcurrency: number
+  /** Called once the agent has quiesced during `dispose`; closes the session when the agent owns it. */
+  readonly release: (agent: LoopAgent) => Promise<void>
+}
+
+const EMPTY_PREFIX: readonly Message[] = Object.freeze([])
+
+interface OpenTurn {
+  readonly turn: number
+  readonly batch: readonly UserMessage[]
+  readonly cancellation: TurnCancellation
+}
+
+/** The agent implementation. Construct through `ctx.agentLoop.create` / `resume`. */
+export class LoopAgent implements Agent {
+  readonly id = `agent_${randomUUID()}`
+  readonly session: Session
+  readonly inbox: ReactLoopInbox
+  private currentStatus: AgentStatus = 'idle'
+  private disposing: Promise<void> | undefined
+  private readonly outbox = new Outbox()
+  private readonly host: TurnHost
+  /** The open turn's cancellation, from `turn/start` until `turn/end` is appended. */
+  private cancellation: TurnCancellation | undefined
+  /** A waking send or steer arrived while running (since the last turn start or cancel). */
+  private wakeRequested = false
+  private driver: Promise<void> | undefined
+  private readonly flushes = new Set<Promise<void>>()
+  private prefix: readonly Message[] | undefined
+
+  constructor(private readonly setup: AgentSetup) {
+    const { ctx, session, options } = setup
+    this.session = session
+    this.inbox = new ReactLoopInbox(ctx.sessionProjections, session, {
+      inserted: (message) => emitContained(ctx, 'agent/inbox/inserted', [this, { message }]),
+      discarded: (message) => emitContained(ctx, 'agent/inbox/discarded', [this, { message }]),
+      claimed: (message, turn) => emitContained(ctx, 'agent/inbox/claimed', [this, { message, turn }]),
+    })
+    const currentPrefix = (): readonly Message[] => this.prefix ?? EMPTY_PREFIX
+    const model: ModelCallEnv = {
+      ctx,
+      session,
+      options,
+      policy: setup.policy,
+      get prefix() {
+        return currentPrefix()
+      },
+      firstRequest: true,
+    }
+    const tools: ToolBatchEnv = {
+      ctx,
+      session,
+      outbox: this.outbox,
+      offered: (name) => ctx.tools.select(options.tools).find((tool) => tool.info.name === name),
+      maxConcurrency: setup.maxToolConcurrency,
+    }
+    this.host = {
+      ctx,
+      agent: this,
+      session,
+      inbox: this.inbox,
+      outbox: this.outbox,
+      model,
+      tools,
+      maxSteps: options.maxSteps,
+      sessionPrefix: (signal) => this.sessionPrefix(signal),
+      report: (error) => this.report(error),
+    }
+  }
+
+  get status(): AgentStatus {
+    return this.currentStatus
+  }
+
+  get disposed(): boolean {
+    return this.disposing !== undefined
+  }
+
+  send(message: UserMessage, options: SendOptions = {}): void {
+    this.assertAlive('send')
+    const target = options.target ?? 'next-turn'
+    this.inbox.append(target, message)
+    if (options.wakeup === false) return
+    this.wake({ kind: 'send', target })
+  }
+
+  steer(message: UserMessage): void {
+    this.send(message, { target: 'next-step', wakeup: true })
+  }
+
+  inject(message: UserMessage): void {
+    this.assertAlive('inject')
+    if (this.cancellation !== undefined) {
+      this.outbox.push(message)
+      return
+    }
+    this.session.append('user/message', message)
+    this.trackFlush()
+  }
+
+  cancel(cause = 'cancelled', options: CancelOptions = {}): void {
+    const cancellation = this.cancellation
+    if (cancellation === undefined) return
+    this.wakeRequested = false
+    cancellation.cancel(cause)
+    if (options.keepInbox !== true) this.inbox.clear()
+  }
+
+  async whenIdle(): Promise<void> {
+    while (true) {
+      if (this.driver !== undefined) {
+        await this.driver
+        continue
+      }
+      if (this.flushes.size > 0) {
+        await Promise.all(this.flushes)
+        continue
+      }
+      return
+    }
+  }
+
+  dispose(): Promise<void> {
+    this.disposing ??= this.shutdown()
+    return this.disposing
+  }
+
+  private async shutdown(): Promise<void> {
+    this.cancel('disposed', { keepInbox: true })
+    await this.whenIdle()
+    try {
+      await this.setup.release(this)
+    } catch (error) {
+      this.report(
+        error instanceof HarnessError
+          ? error
+          : new AgentLoopError(
+              AgentLoopErrorCode.LOOP_FAILED,
+              `releasing session ${this.session.id} failed: ${describeError(error)}`,
+              { cause: error },
+            ),
+      )
+    }
+    emitContained(this.setup.ctx, 'agent/disposed', [this])
+  }
+
+  private assertAlive(operation: string): void {
+    if (this.disposing !== undefined) {
+      throw new AgentLoopError(
+        AgentLoopErrorCode.AGENT_DISPOSED,
+        `Agent.${operation}: agent ${this.id} is disposed`,
+      )
+    }
+  }
+
+  private wake(trigger: TurnTrigger): void {
+    if (this.currentStatus === 'running') {
+      this.wakeRequested = true
+      return
+    }
+    this.setStatus('running')
+    let first: OpenTurn
+    try {
+      first = this.openTurn(trigger)
+    } catch (error) {
+      this.setStatus('idle')
+      throw error
+    }
+    this.driver = this.drive(first)
+  }
+
+  /** Synchronously appends `turn/start` and claims the turn's first batch. */
+  private openTurn(trigger: TurnTrigger): OpenTurn {
+    const turn = this.session.lastTurn() + 1
+    this.session.append('turn/start', { turn, trigger })
+    const cancellation = new TurnCancellation()
+    this.cancellation = cancellation
+    this.wakeRequested = false
+    return { turn, cancellation, batch: this.inbox.claim(turn, true) }
+  }
+
+  private async drive(first: OpenTurn): Promise<void> {
+    let current: OpenTurn | undefined = first
+    try {
+      while (current !== undefined) {
+        await runTurn(this.host, current.turn, current.batch, current.cancellation)
+        const aborted = current.cancellation.cause !== undefined
+        this.cancellation = undefined
+        if (this.outbox.size > 0) this.drainLateContext()
+        current = this.nextQueuedTurn(aborted)
+      }
+    } catch (error) {
+      this.cancellation = undefined
+      this.report(
+        new AgentLoopError(
+          AgentLoopErrorCode.LOOP_FAILED,
+          `agent ${this.id} stopped: ${describeError(error)}`,
+          {
+            cause: error,
+          },
+        ),
+      )
+    } finally {
+      this.driver = undefined
+      this.setStatus('idle')
+    }
+  }
+
+  /** The next turn after one closed: queued work runs unless the closed turn was cancelled without a later wake. */
+  private nextQueuedTurn(aborted: boolean): OpenTurn | undefined {
+    const woken = this.wakeRequested
+    this.wakeRequested = false
+    if (this.disposing !== undefined || !this.inbox.hasPending()) return undefined
+    if (aborted && !woken) return undefined
+    return this.openTurn({ kind: 'queued' })
+  }
+
+  /** Context staged after the last drain of a turn (by a `turn/end` listener) is appended between turns. */
+  private drainLateContext(): void {
+    this.outbox.drain(this.session)
+    this.trackFlush()
+  }
+
+  private trackFlush(): void {
+    const flush = this.session.flush().catch((error: unknown) => {
+      this.report(
+        new AgentLoopError(
+          AgentLoopErrorCode.LOOP_FAILED,
+          `flushing session ${this.session.id} failed: ${describeError(error)}`,
+          {
+            cause: error,
+          },
+        ),
+      )
+    })
+    this.flushes.add(flush)
+    void flush.finally(() => this.flushes.delete(flush))
+  }
+
+  private async sessionPrefix(signal: AbortSignal): Promise<readonly Message[]> {
+    if (this.prefix !== undefined) return this.prefix
+    const composed = await composeSessionPrefix(this.setup.ctx, this, signal)
+    if (signal.aborted) throw signal.reason
+    this.prefix = composed
+    return composed
+  }
+
+  private setStatus(status: AgentStatus): void {
+    if (this.currentStatus === status) return
+    this.currentStatus = status
+    emitContained(this.setup.ctx, 'agent/status', [this, status])
+  }
+
+  private report(error: HarnessError): void {
+    emitContained(this.setup.ctx, 'agent/error', [this, error])
+  }
+}

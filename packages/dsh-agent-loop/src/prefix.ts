@@ -1,0 +1,44 @@
+/**
+ * The session prefix: request-only opening messages composed once per loop instance by the
+ * `agent/session-prefix` waterfall, recorded in the request header, never in `deriveMessages()`.
+ */
+import type { Context } from 'cordis'
+import { frozenCopy, type Message } from 'dsh-llm'
+import { awaitListeners, listenerFailed } from './hooks.ts'
+import type { Agent } from './types.ts'
+
+const EMPTY: readonly Message[] = Object.freeze([])
+
+function isMessage(value: unknown): value is Message {
+  if (value === null || typeof value !== 'object') return false
+  const candidate = value as { id?: unknown; role?: unknown; content?: unknown }
+  return (
+    typeof candidate.id === 'string' &&
+    (candidate.role === 'user' || candidate.role === 'assistant') &&
+    Array.isArray(candidate.content)
+  )
+}
+
+/**
+ * Runs the `agent/session-prefix` waterfall and returns its result deep-copied and frozen (empty
+ * when nobody contributes). Rejects with the abort error if `signal` aborts during composition —
+ * the caller must then discard, never cache — and with `LISTENER_FAILED` when a listener throws or
+ * returns something other than an array of messages.
+ */
+export async function composeSessionPrefix(
+  ctx: Context,
+  agent: Agent,
+  signal: AbortSignal,
+): Promise<readonly Message[]> {
+  const result: unknown = await awaitListeners('agent/session-prefix', agent, signal, () =>
+    ctx.waterfall('agent/session-prefix', { agent, signal }, async () => EMPTY),
+  )
+  if (!Array.isArray(result) || !result.every(isMessage)) {
+    throw listenerFailed(
+      'agent/session-prefix',
+      agent,
+      `returned ${JSON.stringify(result)}, not an array of messages`,
+    )
+  }
+  return result.length === 0 ? EMPTY : frozenCopy(result as readonly Message[])
+}

@@ -1,0 +1,152 @@
+/** `ctx.agentLoop`: creates and resumes agents, and owns the standard `inbox` projection. */
+import { type Context, Service } from 'cordis'
+import { emitContained, resolveRetryPolicy, type SessionId } from 'dsh-llm'
+import type { InboxState, Session } from 'dsh-session'
+import { LoopAgent } from './agent.ts'
+import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { INBOX_PROJECTION, inboxProjection } from './inbox.ts'
+import type { Agent, AgentLoopConfig, AgentOptions, ResumeOptions } from './types.ts'
+
+declare module 'cordis' {
+  interface Context {
+    agentLoop: AgentLoop
+  }
+}
+
+const DEFAULT_TOOL_CONCURRENCY = 8
+
+function invalid(message: string): AgentLoopError {
+  return new AgentLoopError(AgentLoopErrorCode.INVALID_OPTIONS, message)
+}
+
+function checkOptions(where: string, options: ResumeOptions): void {
+  if (options === null || typeof options !== 'object') throw invalid(`${where}: options must be an object`)
+  if (typeof options.provider !== 'string' || options.provider === '') {
+    throw invalid(`${where}: provider must be a non-empty string, got ${JSON.stringify(options.provider)}`)
+  }
+  if (typeof options.model !== 'string' || options.model === '') {
+    throw invalid(`${where}: model must be a non-empty string, got ${JSON.stringify(options.model)}`)
+  }
+  const { maxSteps, tools, system } = options
+  if (maxSteps !== undefined && (!Number.isSafeInteger(maxSteps) || maxSteps < 1)) {
+    throw invalid(`${where}: maxSteps must be an integer >= 1, got ${JSON.stringify(maxSteps)}`)
+  }
+  if (tools !== undefined && (!Array.isArray(tools) || !tools.every((name) => typeof name === 'string'))) {
+    throw invalid(`${where}: tools must be an array of tool names`)
+  }
+  if (system !== undefined && typeof system !== 'string') {
+    throw invalid(`${where}: system must be a string`)
+  }
+}
+
+/**
+ * The agent loop service (`ctx.agentLoop`). Registers the standard `inbox` projection on
+ * `ctx.sessionProjections` for its lifetime, and disposes its agents when it unloads.
+ * At most one live agent drives a session.
+ */
+export class AgentLoop extends Service {
+  static inject = ['llm', 'sessions', 'sessionProjections', 'tools']
+
+  private readonly home: Context
+  private readonly agents = new Map<SessionId, LoopAgent>()
+  private readonly maxToolConcurrency: number
+
+  constructor(ctx: Context, config: AgentLoopConfig = {}) {
+    super(ctx, 'agentLoop')
+    const cap = config.maxToolConcurrency ?? DEFAULT_TOOL_CONCURRENCY
+    if (!Number.isSafeInteger(cap) || cap < 1) {
+      throw invalid(`AgentLoop: maxToolConcurrency must be an integer >= 1, got ${JSON.stringify(cap)}`)
+    }
+    this.home = ctx
+    this.maxToolConcurrency = cap
+    ctx.sessionProjections.register(inboxProjection)
+    const agents = this.agents
+    ctx.effect(
+      () => () => Promise.all([...agents.values()].map((agent) => agent.dispose())).then(() => undefined),
+      'agentLoop agents',
+    )
+  }
+
+  /**
+   * Creates an agent over `options.session` (a live session the caller keeps owning), or over a new
+   * session (with `options.sessionId`, or a fresh id) that the agent closes on `dispose`. Emits
+   * `agent/created`. Rejects with `INVALID_OPTIONS` (bad options, retry policy included) or
+   * `SESSION_BUSY` (another live agent drives the session, or it has an open turn).
+   */
+  async create(options: AgentOptions): Promise<Agent> {
+    checkOptions('agentLoop.create', options)
+    const policy = resolveRetryPolicy(options.retry ?? {})
+    if (options.session !== undefined) {
+      return this.start(options.session, false, options, policy)
+    }
+    const session = await this.home.sessions.create(
+      options.sessionId === undefined ? {} : { id: options.sessionId },
+    )
+    return this.start(session, true, options, policy)
+  }
+
+  /**
+   * Builds a new loop instance over the stored session `sessionId` (or the live one, if this
+   * process has it open): `ctx.sessions.open` repairs an interrupted tail first; turn numbering
+   * continues; the first request records a `resume` header; pending inbox messages are restored but
+   * wait for a wake. Rejects like `create`, and with the store's errors (`NOT_FOUND`, `LOCKED`, ...).
+   */
+  async resume(sessionId: SessionId, options: ResumeOptions): Promise<Agent> {
+    checkOptions('agentLoop.resume', options)
+    const policy = resolveRetryPolicy(options.retry ?? {})
+    const live = this.home.sessions.get(sessionId)
+    if (live !== undefined) return this.start(live, false, options, policy)
+    const session = await this.home.sessions.open(sessionId)
+    return this.start(session, true, options, policy)
+  }
+
+  /** The inbox of `session`, folded from its log: readable with no agent alive. Frozen. */
+  inbox(session: Session): InboxState {
+    return this.home.sessionProjections.get<InboxState>(session, INBOX_PROJECTION)
+  }
+
+  /** The live agent driving `sessionId`, if any. */
+  agentFor(sessionId: SessionId): Agent | undefined {
+    return this.agents.get(sessionId)
+  }
+
+  private start(
+    session: Session,
+    owned: boolean,
+    options: ResumeOptions,
+    policy: ReturnType<typeof resolveRetryPolicy>,
+  ): Agent {
+    const busy = this.agents.get(session.id)
+    if (busy !== undefined) {
+      throw new AgentLoopError(
+        AgentLoopErrorCode.SESSION_BUSY,
+        `session ${session.id} is already driven by agent ${busy.id}`,
+      )
+    }
+    const open = session.openTurn()
+    if (open !== undefined) {
+      throw new AgentLoopError(
+        AgentLoopErrorCode.SESSION_BUSY,
+        `session ${session.id} has turn ${open.turn} open`,
+      )
+    }
+    const { session: _session, sessionId: _sessionId, ...agentOptions } = options as AgentOptions
+    const sessions = this.home.sessions
+    const agents = this.agents
+    const agent = new LoopAgent({
+      ctx: this.home,
+      session,
+      options: agentOptions,
+      policy,
+      maxToolConcurrency: this.maxToolConcurrency,
+      release: async (released) => {
+        if (agents.get(session.id) === released) agents.delete(session.id)
+        if (owned) await sessions.close(session)
+        else await session.flush()
+      },
+    })
+    agents.set(session.id, agent)
+    emitContained(this.home, 'agent/created', [agent])
+    return agent
+  }
+}

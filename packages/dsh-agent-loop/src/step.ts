@@ -1,0 +1,195 @@
+/**
+ * One step's model call: render and record the header, flush, build the request from the log,
+ * stream it (every chunk logged as `assistant/chunk`), assemble, and append the answer. Provider
+ * failures go through `agent/request-error`, which may retry inside the same step.
+ */
+import type { Context } from 'cordis'
+import {
+  type AssistantMessage,
+  BlockAssembler,
+  createAssistantMessage,
+  type FinishReason,
+  type LlmFailure,
+  type LlmRequest,
+  llmFailure,
+  type Message,
+  type RetryPolicy,
+  type StreamChunk,
+  type ToolCallBlock,
+} from 'dsh-llm'
+import type { Session } from 'dsh-session'
+import { sleep, untilAborted } from './cancel.ts'
+import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
+import { awaitListeners, listenerFailed } from './hooks.ts'
+import { buildLoopRequest, recordHeader, renderHeader } from './request.ts'
+import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
+
+/** What a model call needs from its agent. */
+export interface ModelCallEnv {
+  readonly ctx: Context
+  readonly session: Session
+  readonly options: AgentOptions
+  readonly policy: RetryPolicy
+  readonly prefix: readonly Message[]
+  /** True until this loop instance has recorded its first header; the call clears it. */
+  firstRequest: boolean
+}
+
+/** Closed: how one step's model call ended. */
+export type ModelCallOutcome =
+  | {
+      readonly kind: 'answered'
+      readonly message: AssistantMessage
+      readonly finish: FinishReason
+      readonly toolCalls: readonly ToolCallBlock[]
+    }
+  | { readonly kind: 'failed'; readonly failure: LlmFailure }
+  | { readonly kind: 'aborted' }
+
+type StreamOutcome = ModelCallOutcome
+
+const ABORTED = Symbol('aborted')
+
+/**
+ * Calls the model for the step at `position` until it answers, fails for good, or the turn is
+ * cancelled. Appends `request/header` when owed, `assistant/chunk` per chunk, and exactly one
+ * `assistant/message` per answered call (an `interrupted` one when a cancelled stream had visible
+ * text). Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the
+ * abort error while awaiting something other than the stream.
+ */
+export async function callModel(env: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const header = await renderHeader(env, position)
+    recordHeader(env.session, header, env.firstRequest)
+    env.firstRequest = false
+    await untilAborted(env.session.flush(), position.signal)
+    const request = buildLoopRequest(env.session, position.signal)
+    const outcome = await streamOnce(env, position, request)
+    if (outcome.kind !== 'failed') return outcome
+    const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
+    if (decision.kind === 'fail') return outcome
+    await sleep(decision.delayMs, position.signal)
+  }
+}
+
+async function requestErrorDecision(
+  env: ModelCallEnv,
+  position: TurnPosition,
+  failure: LlmFailure,
+  attempt: number,
+): Promise<RequestErrorDecision> {
+  const fallback = async (): Promise<RequestErrorDecision> => {
+    const delayMs = env.policy.delayFor(failure, attempt)
+    return delayMs === undefined ? { kind: 'fail' } : { kind: 'retry', delayMs }
+  }
+  const decision: unknown = await awaitListeners('agent/request-error', position.agent, position.signal, () =>
+    env.ctx.waterfall('agent/request-error', { ...position, failure, attempt }, fallback),
+  )
+  if (decision !== null && typeof decision === 'object') {
+    const candidate = decision as { kind?: unknown; delayMs?: unknown }
+    if (candidate.kind === 'fail') return { kind: 'fail' }
+    if (candidate.kind === 'retry' && typeof candidate.delayMs === 'number' && candidate.delayMs >= 0) {
+      return { kind: 'retry', delayMs: candidate.delayMs }
+    }
+  }
+  throw listenerFailed(
+    'agent/request-error',
+    position.agent,
+    `returned ${JSON.stringify(decision)}, not a decision`,
+  )
+}
+
+async function streamOnce(
+  env: ModelCallEnv,
+  position: TurnPosition,
+  request: LlmRequest,
+): Promise<StreamOutcome> {
+  const { session } = env
+  const { turn, step, signal } = position
+  const assembler = new BlockAssembler()
+  let iterator: AsyncIterator<StreamChunk>
+  try {
+    iterator = env.ctx.llm.stream(request)[Symbol.asyncIterator]()
+  } catch (error) {
+    return { kind: 'failed', failure: streamFailure(error) }
+  }
+  let wake: ((value: typeof ABORTED) => void) | undefined
+  const onAbort = () => wake?.(ABORTED)
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    while (true) {
+      let next: IteratorResult<StreamChunk> | typeof ABORTED
+      try {
+        next = signal.aborted
+          ? ABORTED
+          : await new Promise<IteratorResult<StreamChunk> | typeof ABORTED>((resolve, reject) => {
+              wake = resolve
+              iterator.next().then(resolve, reject)
+            })
+      } catch (error) {
+        if (signal.aborted) return interrupt(env, position, assembler, request)
+        return { kind: 'failed', failure: streamFailure(error) }
+      }
+      if (next === ABORTED || signal.aborted) {
+        const stop = iterator.return?.bind(iterator)
+        if (stop !== undefined)
+          Promise.resolve()
+            .then(stop)
+            .catch(() => undefined)
+        return interrupt(env, position, assembler, request)
+      }
+      if (next.done === true) break
+      session.append('assistant/chunk', { turn, step, chunk: next.value })
+      assembler.push(next.value)
+    }
+  } finally {
+    wake = undefined
+    signal.removeEventListener('abort', onAbort)
+  }
+  const finish = assembler.finishReason()
+  if (finish.kind === 'error' || finish.kind === 'aborted') {
+    if (signal.aborted) return interrupt(env, position, assembler, request)
+    return { kind: 'failed', failure: finish.failure }
+  }
+  const message = createAssistantMessage({
+    content: assembler.blocks(),
+    source: { kind: 'model', provider: request.provider, model: request.model },
+  })
+  const usage = assembler.usage()
+  session.append(
+    'assistant/message',
+    usage === undefined ? { turn, step, message } : { turn, step, message, usage },
+  )
+  const toolCalls = message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+  return { kind: 'answered', message, finish, toolCalls }
+}
+
+/** A cancelled stream keeps its visible text as an `interrupted` assistant message. */
+function interrupt(
+  env: ModelCallEnv,
+  position: TurnPosition,
+  assembler: BlockAssembler,
+  request: LlmRequest,
+): StreamOutcome {
+  const content = assembler.interruptedBlocks()
+  if (content.length > 0) {
+    const message = createAssistantMessage({
+      content,
+      source: { kind: 'model', provider: request.provider, model: request.model },
+    })
+    env.session.append('assistant/message', {
+      turn: position.turn,
+      step: position.step,
+      message,
+      interrupted: true,
+    })
+  }
+  return { kind: 'aborted' }
+}
+
+function streamFailure(error: unknown): LlmFailure {
+  return llmFailure(
+    errorCode(error, AgentLoopErrorCode.STREAM_THREW),
+    `the model stream threw: ${describeError(error)}`,
+  )
+}

@@ -1,0 +1,123 @@
+/** `ctx.tools`: the registry of tools the model may call. */
+import { type Context, Service } from 'cordis'
+import { frozenCopy, type JsonSchema, type ToolSchema } from 'dsh-llm'
+import { z } from 'zod'
+import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import type { ToolDefinition, ToolInfo, ToolMode } from './types.ts'
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolRegistry
+  }
+}
+
+/** A registered tool: its definition plus the JSON Schema derived once at registration. */
+export interface RegisteredTool {
+  readonly definition: ToolDefinition
+  readonly info: ToolInfo
+  readonly schema: ToolSchema
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+function invalid(message: string): AgentLoopError {
+  return new AgentLoopError(AgentLoopErrorCode.INVALID_OPTIONS, message)
+}
+
+function jsonSchemaOf(definition: ToolDefinition): JsonSchema {
+  let schema: Record<string, unknown>
+  try {
+    schema = z.toJSONSchema(definition.parameters) as Record<string, unknown>
+  } catch (error) {
+    throw new AgentLoopError(
+      AgentLoopErrorCode.INVALID_OPTIONS,
+      `tools.register: tool "${definition.name}" parameters cannot be converted to JSON Schema`,
+      { cause: error },
+    )
+  }
+  const { $schema: _dialect, ...rest } = schema
+  return frozenCopy(rest)
+}
+
+/**
+ * The tool registry service (`ctx.tools`). Tools are offered to the model in registration order
+ * (or in the order an agent's `tools` option names them).
+ */
+export class ToolRegistry extends Service {
+  private readonly registered = new Map<string, RegisteredTool>()
+
+  constructor(ctx: Context) {
+    super(ctx, 'tools')
+  }
+
+  /**
+   * Registers a tool; an effect of the calling fiber (it goes away when that plugin unloads, or
+   * when the returned disposer is called). Converts `parameters` to JSON Schema (`z.toJSONSchema`,
+   * without `$schema`). Throws `AgentLoopError` `DUPLICATE_TOOL` for a taken name and
+   * `INVALID_OPTIONS` for a bad name, mode, description or schema; nothing is registered then.
+   */
+  register<S extends z.ZodType>(definition: ToolDefinition<S>): () => void {
+    const { name } = definition
+    if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
+      throw invalid(`tools.register: name ${JSON.stringify(name)} must be 1-64 characters of [A-Za-z0-9_-]`)
+    }
+    if (typeof definition.description !== 'string') {
+      throw invalid(`tools.register: tool "${name}" needs a string description`)
+    }
+    if (typeof definition.execute !== 'function') {
+      throw invalid(`tools.register: tool "${name}" needs an execute function`)
+    }
+    const mode: ToolMode = definition.mode ?? 'parallel'
+    if (mode !== 'parallel' && mode !== 'exclusive') {
+      throw invalid(
+        `tools.register: tool "${name}" mode must be 'parallel' or 'exclusive', got ${JSON.stringify(mode)}`,
+      )
+    }
+    if (this.registered.has(name)) {
+      throw new AgentLoopError(
+        AgentLoopErrorCode.DUPLICATE_TOOL,
+        `tools.register: tool "${name}" is already registered`,
+      )
+    }
+    const erased = definition as unknown as ToolDefinition
+    const entry: RegisteredTool = Object.freeze({
+      definition: erased,
+      info: Object.freeze({ name, description: definition.description, mode }),
+      schema: frozenCopy({ name, description: definition.description, parameters: jsonSchemaOf(erased) }),
+    })
+    const registered = this.registered
+    const dispose = this.ctx.effect(() => {
+      registered.set(name, entry)
+      return () => {
+        if (registered.get(name) === entry) registered.delete(name)
+      }
+    }, `tools.register(${name})`)
+    return () => {
+      void dispose()
+    }
+  }
+
+  /** The registered tool called `name`, if any. */
+  get(name: string): RegisteredTool | undefined {
+    return this.registered.get(name)
+  }
+
+  /** Names of every registered tool, in registration order. */
+  names(): readonly string[] {
+    return Object.freeze([...this.registered.keys()])
+  }
+
+  /**
+   * The tools to offer: those named in `names` that are registered, in that order, or every
+   * registered tool when `names` is undefined.
+   */
+  select(names: readonly string[] | undefined): readonly RegisteredTool[] {
+    if (names === undefined) return Object.freeze([...this.registered.values()])
+    const out: RegisteredTool[] = []
+    for (const name of names) {
+      const tool = this.registered.get(name)
+      if (tool !== undefined) out.push(tool)
+    }
+    return Object.freeze(out)
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The turn algorithm: claim → session prefix → one `agent/pre-step` decision → `step/start` and the
+ * entered batch → model call → tools → outbox drain → `step/end` → continue or stop → `turn/end`.
+ * One turn is exactly one execution of this loop.
+ */
+import type { Context } from 'cordis'
+import {
+  HarnessError,
+  LlmError,
+  llmFailure,
+  type Message,
+  type TurnEndReason,
+  type UserMessage,
+} from 'dsh-llm'
+import type { Session } from 'dsh-session'
+import { isAbort, type TurnCancellation } from './cancel.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
+import { awaitListeners, listenerFailed } from './hooks.ts'
+import type { ReactLoopInbox } from './inbox.ts'
+import type { Outbox } from './outbox.ts'
+import { callModel, type ModelCallEnv } from './step.ts'
+import { runToolBatch, type ToolBatchEnv } from './tool-exec.ts'
+import type { Agent, PreStepDecision, TurnPosition } from './types.ts'
+
+/** What a turn needs from its agent. */
+export interface TurnHost {
+  readonly ctx: Context
+  readonly agent: Agent
+  readonly session: Session
+  readonly inbox: ReactLoopInbox
+  readonly outbox: Outbox
+  readonly model: ModelCallEnv
+  readonly tools: ToolBatchEnv
+  readonly maxSteps: number | undefined
+  /** The instance's session prefix, composed (and cached) on first use. Rejects like `composeSessionPrefix`. */
+  sessionPrefix(signal: AbortSignal): Promise<readonly Message[]>
+  /** Reports a failure on `agent/error`. */
+  report(error: HarnessError): void
+}
+
+const COMPLETED: TurnEndReason = Object.freeze({ kind: 'completed' })
+const BLOCKED: TurnEndReason = Object.freeze({ kind: 'blocked' })
+const MAX_TOKENS: TurnEndReason = Object.freeze({ kind: 'max-tokens' })
+const ABORTED_SENTINEL: TurnEndReason = Object.freeze({ kind: 'aborted', cause: '' })
+
+/**
+ * Runs turn `turn` (already opened by `turn/start`, its first batch already claimed) to its
+ * `turn/end`, which it always appends. The reason is `aborted {cause}` whenever the turn was
+ * cancelled before it closed. Never rejects unless the log refuses the closing events.
+ */
+export async function runTurn(
+  host: TurnHost,
+  turn: number,
+  claimed: readonly UserMessage[],
+  cancellation: TurnCancellation,
+): Promise<TurnEndReason> {
+  const { session } = host
+  let reason: TurnEndReason
+  try {
+    reason = await runSteps(host, turn, claimed, cancellation.signal)
+  } catch (error) {
+    if (isAbort(error) && cancellation.cause !== undefined) {
+      reason = ABORTED_SENTINEL
+    } else {
+      const failure = llmFailure(errorCode(error, AgentLoopErrorCode.LOOP_FAILED), describeError(error))
+      host.report(
+        error instanceof HarnessError
+          ? error
+          : new AgentLoopError(AgentLoopErrorCode.LOOP_FAILED, failure.message, { cause: error }),
+      )
+      reason = Object.freeze({ kind: 'error', failure })
+    }
+  }
+  const open = session.openTurn()
+  if (open?.step !== undefined) closeStep(host, turn, open.step)
+  host.outbox.drain(session)
+  if (cancellation.cause !== undefined) reason = Object.freeze({ kind: 'aborted', cause: cancellation.cause })
+  session.append('turn/end', { turn, reason })
+  return reason
+}
+
+function closeStep(host: TurnHost, turn: number, step: number): void {
+  host.outbox.drain(host.session)
+  host.session.append('step/end', { turn, step })
+}
+
+async function runSteps(
+  host: TurnHost,
+  turn: number,
+  claimed: readonly UserMessage[],
+  signal: AbortSignal,
+): Promise<TurnEndReason> {
+  const { session, agent } = host
+  let batch = claimed
+  for (let step = 1; ; step++) {
+    if (step > 1) batch = host.inbox.claim(turn, false)
+    const sessionPrefix = await host.sessionPrefix(signal)
+    const position: TurnPosition = { agent, turn, step, signal }
+    const decision = await preStep(host, position, batch, sessionPrefix)
+    if (decision.kind === 'reject') return BLOCKED
+    if (step === 1 && decision.messages.length === 0) return COMPLETED
+    session.append('step/start', { turn, step })
+    for (const message of decision.messages) session.append('user/message', message)
+    const outcome = await callModel(host.model, position)
+    if (outcome.kind === 'aborted') return ABORTED_SENTINEL
+    if (outcome.kind === 'failed') {
+      host.report(new LlmError(outcome.failure))
+      closeStep(host, turn, step)
+      return Object.freeze({ kind: 'error', failure: outcome.failure })
+    }
+    const { concluded } =
+      outcome.toolCalls.length > 0
+        ? await runToolBatch(host.tools, position, outcome.toolCalls)
+        : { concluded: false }
+    closeStep(host, turn, step)
+    if (signal.aborted) return ABORTED_SENTINEL
+    if (concluded) return COMPLETED
+    if (outcome.finish.kind === 'max-tokens') return MAX_TOKENS
+    if (outcome.toolCalls.length === 0 && host.inbox.nextStep.length === 0) {
+      await awaitListeners('agent/turn-stopping', agent, signal, () =>
+        host.ctx.serial('agent/turn-stopping', position),
+      )
+      if (host.inbox.nextStep.length === 0) return COMPLETED
+    }
+    if (host.maxSteps !== undefined && step >= host.maxSteps) {
+      return Object.freeze({ kind: 'max-steps', limit: host.maxSteps })
+    }
+  }
+}
+
+async function preStep(
+  host: TurnHost,
+  position: TurnPosition,
+  messages: readonly UserMessage[],
+  sessionPrefix: readonly Message[],
+): Promise<PreStepDecision> {
+  const input = { ...position, messages, sessionPrefix }
+  const decision: unknown = await awaitListeners('agent/pre-step', position.agent, position.signal, () =>
+    host.ctx.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
+  )
+  if (decision !== null && typeof decision === 'object') {
+    const candidate = decision as { kind?: unknown; messages?: unknown }
+    if (candidate.kind === 'reject') return { kind: 'reject' }
+    if (
+      candidate.kind === 'enter' &&
+      Array.isArray(candidate.messages) &&
+      candidate.messages.every(isUserMessage)
+    ) {
+      return { kind: 'enter', messages: candidate.messages }
+    }
+  }
+  throw listenerFailed(
+    'agent/pre-step',
+    position.agent,
+    `returned ${JSON.stringify(decision)}, not a pre-step decision`,
+  )
+}
+
+function isUserMessage(value: unknown): value is UserMessage {
+  if (value === null || typeof value !== 'object') return false
+  const candidate = value as { id?: unknown; role?: unknown; content?: unknown }
+  return typeof candidate.id === 'string' && candidate.role === 'user' && Array.isArray(candidate.content)
+}

@@ -1,0 +1,84 @@
+/** Test harness: a cordis app with the whole stack mounted, a scripted model and log helpers. */
+import { Context } from 'cordis'
+import AgentLoop, { type Agent, type AgentLoopConfig, type AgentOptions, ToolRegistry } from 'dsh-agent-loop'
+import { type HarnessError, LlmRuntime, type Message } from 'dsh-llm'
+import { type ScriptedAdapter, type ScriptStep, scriptedAdapter } from 'dsh-llm/testing'
+import { type Session, type SessionStorage, Sessions } from 'dsh-session'
+
+export interface Harness {
+  readonly app: Context
+  readonly model: ScriptedAdapter
+  /** Every `agent/error` reported, in order. */
+  readonly errors: HarnessError[]
+  /** Creates an agent on provider `test`, model `m`. */
+  create(options?: Partial<AgentOptions>): Promise<Agent>
+}
+
+export interface HarnessOptions {
+  readonly config?: AgentLoopConfig
+  readonly storage?: SessionStorage
+}
+
+/** Mounts LlmRuntime, Sessions, ToolRegistry and AgentLoop, and registers `script` as provider `test`. */
+export async function createHarness(
+  script: readonly ScriptStep[] = [],
+  options: HarnessOptions = {},
+): Promise<Harness> {
+  const app = new Context()
+  await app.plugin(LlmRuntime)
+  await app.plugin(Sessions, options.storage === undefined ? {} : { storage: options.storage })
+  await app.plugin(ToolRegistry)
+  await app.plugin(AgentLoop, options.config ?? {})
+  const model = scriptedAdapter(script)
+  app.llm.registerAdapter('test', model)
+  const errors: HarnessError[] = []
+  app.on('agent/error', (_agent, error) => {
+    errors.push(error)
+  })
+  return {
+    app,
+    model,
+    errors,
+    create: (overrides = {}) => app.agentLoop.create({ provider: 'test', model: 'm', ...overrides }),
+  }
+}
+
+/** The event types of the log, in order. */
+export function types(session: Session, from = 0): string[] {
+  return session.events.slice(from).map((event) => event.type)
+}
+
+/** The event types with `assistant/chunk` runs collapsed to one `assistant/chunk…` entry. */
+export function outline(session: Session, from = 0): string[] {
+  const out: string[] = []
+  for (const type of types(session, from)) {
+    if (type === 'assistant/chunk' && out[out.length - 1] === 'assistant/chunk…') continue
+    out.push(type === 'assistant/chunk' ? 'assistant/chunk…' : type)
+  }
+  return out
+}
+
+/** The data of every event of `type`. */
+export function dataOf<T = unknown>(session: Session, type: string): T[] {
+  return session.events.filter((event) => event.type === type).map((event) => event.data as T)
+}
+
+/** The text of each message of a request, for compact assertions (`call:name`, `result:callId`). */
+export function texts(messages: readonly Message[]): string[] {
+  return messages.map((message) =>
+    message.content
+      .map((block) => {
+        switch (block.type) {
+          case 'text':
+            return block.text
+          case 'tool-call':
+            return `call:${block.name}`
+          case 'tool-result':
+            return `result:${block.toolCallId}`
+          default:
+            return block.type
+        }
+      })
+      .join('|'),
+  )
+}
