@@ -1,1 +1,17 @@
-export {}
+export { compareRequests, type Difference, firstDifference } from './compare.ts'
+export { formatViolation, InvariantError, InvariantErrorCode } from './errors.ts'
+export { LogGrammar, type LogOrigin } from './log-grammar.ts'
+export { type ModelCall, splitModelCalls } from './model-calls.ts'
+export { checkSessionLog } from './offline.ts'
+export { type RebuiltRequest, rebuildRequest, reconstructRequests, verifyLoopRequest } from './reconstruct.ts'
+export { eventLine, type RecordedLog, readRecordedLog } from './recorded-log.ts'
+export {
+  CHECK_NAMES,
+  InvariantRegistry,
+  InvariantRegistry as default,
+  InvariantRegistry as Invariants,
+  observeRegistries,
+  resolveChecks,
+} from './registry.ts'
+export { checkedStream, describeChunk, StreamGrammar } from './stream-grammar.ts'
+export type { CheckName, InvariantCounters, InvariantsConfig, Violation } from './types.ts'

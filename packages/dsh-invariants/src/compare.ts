@@ -1,0 +1,146 @@
+/**
+ * Field-by-field comparison of a request against its re-derivation. Values are compared as JSON: key
+ * order does not matter, and a member whose value is `undefined` counts as absent.
+ */
+import type { LlmRequest, Message } from 'dsh-llm'
+
+/** The first point where two JSON values differ: its path and the two values there. */
+export interface Difference {
+  readonly path: string
+  readonly expected: unknown
+  readonly found: unknown
+}
+
+/** Marks a member that one side lacks. */
+export const ABSENT: unique symbol = Symbol('absent')
+
+/** The first difference between `expected` and `found` under `path`, depth first, or `undefined`. */
+export function firstDifference(expected: unknown, found: unknown, path: string): Difference | undefined {
+  if (Object.is(expected, found)) return undefined
+  if (typeof expected !== 'object' || typeof found !== 'object' || expected === null || found === null) {
+    return { path, expected, found }
+  }
+  if (Array.isArray(expected) !== Array.isArray(found)) return { path, expected, found }
+  if (Array.isArray(expected) && Array.isArray(found)) {
+    const length = Math.max(expected.length, found.length)
+    for (let i = 0; i < length; i++) {
+      const a = i < expected.length ? expected[i] : ABSENT
+      const b = i < found.length ? found[i] : ABSENT
+      const diff = firstDifference(a, b, `${path}[${i}]`)
+      if (diff !== undefined) return diff
+    }
+    return undefined
+  }
+  const a = expected as Record<string, unknown>
+  const b = found as Record<string, unknown>
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)])
+  for (const key of keys) {
+    const diff = firstDifference(member(a, key), member(b, key), `${path}.${key}`)
+    if (diff !== undefined) return diff
+  }
+  return undefined
+}
+
+function member(record: Record<string, unknown>, key: string): unknown {
+  const value = record[key]
+  return value === undefined ? ABSENT : value
+}
+
+/** A short, single-line rendering of a value for messages (JSON, cut at 100 characters). */
+export function excerpt(value: unknown): string {
+  if (value === ABSENT) return 'nothing'
+  let text: string
+  try {
+    text = JSON.stringify(value) ?? String(value)
+  } catch {
+    text = String(value)
+  }
+  return text.length > 100 ? `${text.slice(0, 97)}...` : text
+}
+
+function describeMessage(message: Message): string {
+  let text = ''
+  for (const block of message.content) {
+    if (block.type === 'text') text += block.text
+  }
+  const source = message.source.kind === 'plugin' ? `plugin ${message.source.plugin}` : message.source.kind
+  const shown = text.length > 60 ? `${text.slice(0, 57)}...` : text
+  return `${message.role} message ${message.id} (source ${source}${text === '' ? '' : `, text ${JSON.stringify(shown)}`})`
+}
+
+/** Request members compared before any others, in this order. `signal` is never compared. */
+const FIELD_ORDER = [
+  'provider',
+  'model',
+  'temperature',
+  'maxTokens',
+  'reasoningEffort',
+  'stop',
+  'system',
+  'tools',
+  'messages',
+  'sessionId',
+] as const
+
+/**
+ * Compares `found` (what is about to be sent) with `expected` (what the log implies). Returns
+ * `undefined` when they agree, else a sentence naming the first differing field — for `messages`, the
+ * first differing index, whether it lies in the header's `messagePrefix` (`prefixLength` messages)
+ * or in the derived history, and what each side holds there.
+ */
+export function compareRequests(
+  expected: LlmRequest,
+  found: LlmRequest,
+  prefixLength: number,
+): string | undefined {
+  const a = expected as unknown as Record<string, unknown>
+  const b = found as unknown as Record<string, unknown>
+  const rest = [...new Set([...Object.keys(a), ...Object.keys(b)])]
+    .filter((key) => key !== 'signal' && !(FIELD_ORDER as readonly string[]).includes(key))
+    .sort()
+  for (const field of [...FIELD_ORDER, ...rest]) {
+    if (field === 'messages') {
+      const problem = compareMessages(expected.messages, found.messages, prefixLength)
+      if (problem !== undefined) return problem
+      continue
+    }
+    const diff = firstDifference(member(a, field), member(b, field), field)
+    if (diff !== undefined) {
+      return `field ${field} differs at ${diff.path}: the log implies ${excerpt(diff.expected)}, the request has ${excerpt(diff.found)}`
+    }
+  }
+  return undefined
+}
+
+function part(index: number, prefixLength: number): string {
+  return index < prefixLength ? `messagePrefix[${index}]` : `history[${index - prefixLength}]`
+}
+
+function compareMessages(
+  expected: readonly Message[],
+  found: readonly Message[],
+  prefixLength: number,
+): string | undefined {
+  const length = Math.max(expected.length, found.length)
+  for (let i = 0; i < length; i++) {
+    const a = expected[i]
+    const b = found[i]
+    const where = `field messages differs at index ${i}`
+    const implied = `the log implies ${expected.length} message(s): ${prefixLength} prefix + ${expected.length - prefixLength} history`
+    if (a === undefined && b !== undefined) {
+      return `${where}: ${implied}, but the request carries ${found.length}; extra ${describeMessage(b)}`
+    }
+    if (a !== undefined && b === undefined) {
+      return `${where} (${part(i, prefixLength)}): the request carries only ${found.length} message(s); missing ${describeMessage(a)}`
+    }
+    if (a === undefined || b === undefined) continue
+    if (a.id !== b.id) {
+      return `${where} (${part(i, prefixLength)}): the log implies ${describeMessage(a)}, the request has ${describeMessage(b)}`
+    }
+    const diff = firstDifference(a, b, `messages[${i}]`)
+    if (diff !== undefined) {
+      return `${where} (${part(i, prefixLength)}, message ${a.id}) at ${diff.path}: the log implies ${excerpt(diff.expected)}, the request has ${excerpt(diff.found)}`
+    }
+  }
+  return undefined
+}

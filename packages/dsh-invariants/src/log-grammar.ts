@@ -1,0 +1,360 @@
+/**
+ * The log grammar: which event may follow which. Checked online before each event commits (through
+ * `ctx.sessions.guard`) and offline over a whole log by `checkSessionLog`.
+ */
+import type { Context } from 'cordis'
+import type { ToolResultBlock } from 'dsh-llm'
+import {
+  applyInboxSplice,
+  emptyInbox,
+  type InboxState,
+  type Session,
+  type SessionEvent,
+  type SessionParent,
+  sessionEventDefinition,
+} from 'dsh-session'
+import type { CheckSink } from './registry.ts'
+import type { Violation } from './types.ts'
+
+/** One tool call of the open step. */
+interface CallState {
+  /** Proposed by a tool-call block of one of the step's `assistant/message`s. */
+  proposed: boolean
+  /** Seq of its `tool/call`, once logged. */
+  calledAt: number | undefined
+  /** Seq of its `tool/result`, once logged. */
+  answeredAt: number | undefined
+}
+
+interface StepState {
+  readonly step: number
+  readonly openedAt: number
+  /** Tool calls by id, in the order they were proposed. */
+  readonly calls: Map<string, CallState>
+}
+
+interface TurnState {
+  readonly turn: number
+  readonly openedAt: number
+  lastStep: number
+  step: StepState | undefined
+}
+
+/** What the grammar knows about where the log came from. */
+export interface LogOrigin {
+  /**
+   * The fork provenance: `session/end-seed` must then stand exactly at `parent.seedLength`. `null` says
+   * the log is known not to be a fork (no `session/end-seed` allowed); `undefined` says it is unknown
+   * (one `session/end-seed` between turns is allowed anywhere).
+   */
+  readonly parent?: SessionParent | null
+}
+
+/** Event types that only stand inside an open turn. */
+const TURN_MEMBERS = new Set(['turn/end', 'step/start', 'step/end', 'request/header'])
+/** Event types that only stand inside the open step they name. */
+const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call', 'tool/result'])
+
+/**
+ * The grammar as a state machine. `check(event)` returns the violations `event` would commit
+ * (empty when it fits) without changing the state; `apply(event)` advances past an event, tolerantly,
+ * so a checker can keep going after a violation and report the next one.
+ *
+ * Rules, by event type (every event: `seq` is the next in a run contiguous from 0):
+ * - `turn/start`: only between turns; numbers turn `last + 1`.
+ * - `turn/end`: closes the open turn it names; no step may be open.
+ * - `step/start`: inside the open turn it names, with no step open; numbers step `last + 1` (from 1).
+ * - `step/end`: closes the open step it names; every tool call its `assistant/message`s proposed has
+ *   been answered by a `tool/result`.
+ * - `request/header`: inside an open turn.
+ * - `assistant/chunk`, `assistant/message`, `tool/call`, `tool/result`: inside the open step they
+ *   name. The first `assistant/chunk` of the log needs a `request/header` before it.
+ * - `tool/call`: only for a call a tool-call block of the step's `assistant/message` proposed, once,
+ *   and not after its result.
+ * - `tool/result`: only for a call of the open step (proposed, or announced by `tool/call`) that has
+ *   no result yet; its block's `toolCallId` and its source's `callId` agree. A result for a call
+ *   with no `tool/call` logged answers a call that never started (crash repair's `TOOL_NOT_STARTED`,
+ *   cancellation), so it must be an error result (`error` set or `isError: true`).
+ * - `agent/inbox/spliced`: applies to the inbox folded so far (`applyInboxSplice`).
+ * - `session/end-seed`: only as a fork's seed marker — once, between turns, at the seed length.
+ * - `user/message` may stand anywhere; so may other event types, unless their definition
+ *   (`defineSessionEvent`, when loaded in this process) says `enclosure: 'turn'`.
+ */
+export class LogGrammar {
+  private nextSeq = 0
+  private lastTurn = 0
+  private turn: TurnState | undefined
+  private headerSeen = false
+  private headerlessChunkReported = false
+  private seedEndAt: number | undefined
+  private inbox: InboxState = emptyInbox
+  private splice: { event: SessionEvent; result: InboxState | Violation } | undefined
+  private readonly parent: SessionParent | null | undefined
+  /** How many events `apply` has consumed. */
+  applied = 0
+
+  constructor(origin: LogOrigin = {}) {
+    this.parent = origin.parent
+  }
+
+  /** Applies every event of `events` past the ones already applied (a live log that grew). */
+  catchUp(events: readonly SessionEvent[]): void {
+    for (let i = this.applied; i < events.length; i++) {
+      const event = events[i]
+      if (event !== undefined) this.apply(event)
+    }
+  }
+
+  /** The violations `event` would commit here, in rule order; empty when it fits. Pure. */
+  check(event: SessionEvent): Violation[] {
+    const out: Violation[] = []
+    const { seq, type } = event
+    const report = (message: string) => {
+      out.push({ check: 'log-grammar', seq, message: `${type} ${message}` })
+    }
+    if (seq !== this.nextSeq)
+      report(`has seq ${seq}; expected ${this.nextSeq} (seqs run contiguously from 0)`)
+    this.checkSeed(event, report)
+    const turn = this.turn
+    if (TURN_MEMBERS.has(type) || STEP_MEMBERS.has(type)) {
+      if (turn === undefined) {
+        report('stands between turns; it belongs inside an open turn (turn/start first)')
+        return out
+      }
+      const named = (event.data as { turn?: unknown }).turn
+      if (type !== 'request/header' && named !== turn.turn) {
+        report(`names turn ${String(named)}, but the open turn is ${turn.turn}`)
+        return out
+      }
+    }
+    switch (event.type) {
+      case 'turn/start':
+        if (turn !== undefined) {
+          report(
+            `opens turn ${event.data.turn} while turn ${turn.turn} is still open (opened at seq ${turn.openedAt})`,
+          )
+        } else if (event.data.turn !== this.lastTurn + 1) {
+          report(`numbers turn ${event.data.turn}; expected ${this.lastTurn + 1}`)
+        }
+        break
+      case 'turn/end':
+        if (turn?.step !== undefined) {
+          report(
+            `closes turn ${turn.turn} while step ${turn.step.step} is still open (opened at seq ${turn.step.openedAt})`,
+          )
+        }
+        break
+      case 'step/start':
+        if (turn?.step !== undefined) {
+          report(
+            `opens step ${event.data.step} while step ${turn.step.step} is still open (opened at seq ${turn.step.openedAt})`,
+          )
+        } else if (turn !== undefined && event.data.step !== turn.lastStep + 1) {
+          report(`numbers step ${event.data.step} of turn ${turn.turn}; expected ${turn.lastStep + 1}`)
+        }
+        break
+      case 'step/end':
+      case 'assistant/chunk':
+      case 'assistant/message':
+      case 'tool/call':
+      case 'tool/result': {
+        const step = turn?.step
+        if (turn === undefined || step === undefined) {
+          report(`needs an open step, but turn ${turn?.turn} has none open`)
+          break
+        }
+        if (event.data.step !== step.step) {
+          report(`names step ${event.data.step}, but the open step is ${step.step}`)
+          break
+        }
+        this.checkStepMember(event, step, report)
+        break
+      }
+      case 'agent/inbox/spliced': {
+        const result = this.spliced(event)
+        if (!('nextTurn' in result)) out.push(result)
+        break
+      }
+      default:
+        if (turn === undefined && sessionEventDefinition(type)?.enclosure === 'turn') {
+          report('stands between turns, but its event definition says it belongs inside an open turn')
+        }
+        break
+    }
+    return out
+  }
+
+  private checkSeed(event: SessionEvent, report: (message: string) => void): void {
+    const parent = this.parent
+    if (event.type !== 'session/end-seed') {
+      if (
+        parent !== undefined &&
+        parent !== null &&
+        event.seq === parent.seedLength &&
+        this.seedEndAt === undefined
+      ) {
+        report(`stands at seq ${event.seq}, where this fork's session/end-seed belongs (its seed length)`)
+      }
+      return
+    }
+    if (parent === null) report('marks the end of a fork seed, but this session is not a fork')
+    else if (this.seedEndAt !== undefined)
+      report(`appears a second time; the seed already ended at seq ${this.seedEndAt}`)
+    else if (parent !== undefined && event.seq !== parent.seedLength) {
+      report(`stands at seq ${event.seq}; this fork's seed length is ${parent.seedLength}`)
+    }
+    if (this.turn !== undefined)
+      report(`stands inside turn ${this.turn.turn}; a fork seed ends between turns`)
+  }
+
+  private checkStepMember(event: SessionEvent, step: StepState, report: (message: string) => void): void {
+    switch (event.type) {
+      case 'step/end': {
+        const open = [...step.calls].filter(([, call]) => call.proposed && call.answeredAt === undefined)
+        if (open.length > 0) {
+          report(`closes step ${step.step} with unanswered tool call(s) ${open.map(([id]) => id).join(', ')}`)
+        }
+        return
+      }
+      case 'assistant/chunk':
+        if (!this.headerSeen && !this.headerlessChunkReported) {
+          report(
+            'is the first model output of the log, but no request/header precedes it; the request cannot be re-derived',
+          )
+        }
+        return
+      case 'tool/call': {
+        const { callId } = event.data
+        const call = step.calls.get(callId)
+        if (call === undefined || !call.proposed) {
+          report(`announces call ${callId}, which no assistant/message of step ${step.step} proposed`)
+        } else if (call.answeredAt !== undefined) {
+          report(`announces call ${callId} after its tool/result (seq ${call.answeredAt})`)
+        } else if (call.calledAt !== undefined) {
+          report(`announces call ${callId} a second time (first at seq ${call.calledAt})`)
+        }
+        return
+      }
+      case 'tool/result': {
+        const block: ToolResultBlock = event.data.message.content[0]
+        const callId = block.toolCallId
+        const call = step.calls.get(callId)
+        if (event.data.message.source.callId !== callId) {
+          report(
+            `carries a result block for call ${callId} but names call ${event.data.message.source.callId} as its source`,
+          )
+        }
+        if (call === undefined) {
+          report(
+            `answers call ${callId}, which is not a call of step ${step.step} (no assistant/message proposed it)`,
+          )
+        } else if (call.answeredAt !== undefined) {
+          report(`answers call ${callId} a second time (first result at seq ${call.answeredAt})`)
+        } else if (call.calledAt === undefined && event.data.error === undefined && block.isError !== true) {
+          report(`answers call ${callId}, which never started (no tool/call), with a non-error result`)
+        }
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  private spliced(event: SessionEvent & { type: 'agent/inbox/spliced' }): InboxState | Violation {
+    if (this.splice?.event === event) return this.splice.result
+    let result: InboxState | Violation
+    try {
+      result = applyInboxSplice(this.inbox, event.data, event.seq)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      result = { check: 'log-grammar', seq: event.seq, message: `is not a valid inbox splice: ${reason}` }
+    }
+    this.splice = { event, result }
+    return result
+  }
+
+  /** Advances past `event` (committed, or reported and skipped), recovering as sensibly as it can. */
+  apply(event: SessionEvent): void {
+    this.applied++
+    this.nextSeq = event.seq + 1
+    const turn = this.turn
+    switch (event.type) {
+      case 'turn/start':
+        this.lastTurn = event.data.turn
+        this.turn = { turn: event.data.turn, openedAt: event.seq, lastStep: 0, step: undefined }
+        return
+      case 'turn/end':
+        if (turn !== undefined) this.turn = undefined
+        return
+      case 'step/start':
+        if (turn === undefined) return
+        turn.lastStep = event.data.step
+        turn.step = { step: event.data.step, openedAt: event.seq, calls: new Map() }
+        return
+      case 'step/end':
+        if (turn !== undefined) turn.step = undefined
+        return
+      case 'request/header':
+        this.headerSeen = true
+        return
+      case 'assistant/chunk':
+        if (!this.headerSeen) this.headerlessChunkReported = true
+        return
+      case 'assistant/message':
+        for (const block of event.data.message.content) {
+          if (block.type === 'tool-call') this.call(block.id).proposed = true
+        }
+        return
+      case 'tool/call':
+        this.call(event.data.callId).calledAt ??= event.seq
+        return
+      case 'tool/result': {
+        const block: ToolResultBlock = event.data.message.content[0]
+        this.call(block.toolCallId).answeredAt ??= event.seq
+        return
+      }
+      case 'agent/inbox/spliced': {
+        const result = this.spliced(event)
+        if ('nextTurn' in result) this.inbox = result
+        this.splice = undefined
+        return
+      }
+      case 'session/end-seed':
+        this.seedEndAt ??= event.seq
+        return
+      default:
+        return
+    }
+  }
+
+  private call(id: string): CallState {
+    const calls = this.turn?.step?.calls
+    const fresh: CallState = { proposed: false, calledAt: undefined, answeredAt: undefined }
+    if (calls === undefined) return fresh
+    const known = calls.get(id)
+    if (known !== undefined) return known
+    calls.set(id, fresh)
+    return fresh
+  }
+}
+
+/**
+ * Mounts the grammar as a pre-commit guard on every session of `ctx.sessions`: a candidate event that
+ * breaks a rule is refused (the session's `append` throws the `InvariantError`; nothing is appended).
+ * Each session's grammar is brought up to date from its committed events before each check, so events
+ * committed before mounting, or refused by another guard after this one passed, are accounted for.
+ */
+export function installLogGrammar(ctx: Context, sink: CheckSink): void {
+  const grammars = new WeakMap<Session, LogGrammar>()
+  ctx.sessions.guard((session, candidate) => {
+    sink.count('eventsChecked')
+    let grammar = grammars.get(session)
+    if (grammar === undefined) {
+      grammar = new LogGrammar({ parent: session.parent ?? null })
+      grammars.set(session, grammar)
+    }
+    grammar.catchUp(session.events)
+    const [violation] = grammar.check(candidate)
+    if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
+  })
+}

@@ -1,0 +1,145 @@
+/**
+ * A read-only reader of recorded JSONL session files, for the offline checks. Unlike a storage load it
+ * never writes (no torn-tail truncation, no repair, no lock) and leaves seq order to the log grammar,
+ * so a log with a gap is reported as a violation rather than refused.
+ */
+import { readFileSync } from 'node:fs'
+import {
+  SESSION_FORMAT_VERSION,
+  SessionError,
+  type SessionEvent,
+  type SessionFileHeader,
+  validateEvent,
+} from 'dsh-session'
+
+/** A recorded session file, read. Event `i` stood on line `i + 2`. */
+export interface RecordedLog {
+  readonly file: string
+  readonly header: SessionFileHeader
+  readonly events: readonly SessionEvent[]
+  /** The final line, when it was torn (no newline, or not JSON): a storage load would cut it off. */
+  readonly tornLine?: number
+}
+
+/** The 1-based file line of the event at `index` of a `RecordedLog`. */
+export function eventLine(index: number): number {
+  return index + 2
+}
+
+function corrupt(file: string, line: number, why: string, cause?: unknown): SessionError {
+  return new SessionError(
+    'CORRUPT_LOG',
+    `${file}:${line}: ${why}`,
+    { file, line },
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function decodeHeader(text: string, file: string): SessionFileHeader {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (cause) {
+    throw corrupt(file, 1, 'the header line is not JSON', cause)
+  }
+  if (!isRecord(value) || value.format !== 'dsh-session')
+    throw corrupt(file, 1, 'not a dsh-session file header')
+  const { version, sessionId, createdAt } = value
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+    throw corrupt(file, 1, `invalid format version ${JSON.stringify(version)}`)
+  }
+  if (version > SESSION_FORMAT_VERSION) {
+    throw new SessionError(
+      'UNSUPPORTED_VERSION',
+      `${file}:1: format version ${version} is newer than this reader supports (${SESSION_FORMAT_VERSION})`,
+      { file, line: 1 },
+    )
+  }
+  if (typeof sessionId !== 'string' || sessionId === '') throw corrupt(file, 1, 'invalid sessionId')
+  if (typeof createdAt !== 'number') throw corrupt(file, 1, 'invalid createdAt')
+  const parent = value.parent
+  if (parent !== undefined) {
+    if (!isRecord(parent) || typeof parent.sessionId !== 'string' || typeof parent.seedLength !== 'number') {
+      throw corrupt(file, 1, 'invalid parent')
+    }
+  }
+  return value as unknown as SessionFileHeader
+}
+
+/**
+ * Validates one event line: the core schemas through `validateEvent`; an event type no loaded package
+ * defined (a plugin's) is accepted on its envelope alone, since this reader cannot know its payload.
+ */
+function decodeEvent(value: unknown, file: string, line: number): SessionEvent {
+  try {
+    return validateEvent(value)
+  } catch (cause) {
+    if (cause instanceof SessionError && cause.code === 'UNKNOWN_EVENT_TYPE' && isRecord(value)) {
+      if (typeof value.seq === 'number' && typeof value.time === 'number' && 'data' in value) {
+        return Object.freeze(value) as unknown as SessionEvent
+      }
+    }
+    const why = cause instanceof Error ? cause.message : String(cause)
+    throw corrupt(file, line, `invalid event: ${why}`, cause)
+  }
+}
+
+/**
+ * Reads `file` without modifying it: a header line, then one event per line. The final line is
+ * skipped as torn when it lacks its newline or is not JSON (as a storage load would cut it off). Throws
+ * `SessionError`: `STORAGE` when the file cannot be read, `UNSUPPORTED_VERSION` for a newer format,
+ * `CORRUPT_LOG` naming the line for a bad header, a middle line that is not JSON, or an invalid event.
+ */
+export function readRecordedLog(file: string): RecordedLog {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (cause) {
+    const why = cause instanceof Error ? cause.message : String(cause)
+    throw new SessionError('STORAGE', `${file}: cannot read: ${why}`, { file }, { cause })
+  }
+  const lines = text.split('\n')
+  const terminated = lines[lines.length - 1] === ''
+  if (terminated) lines.pop()
+  const first = lines[0]
+  if (first === undefined || (lines.length === 1 && !terminated)) {
+    throw corrupt(
+      file,
+      1,
+      first === undefined ? 'the file has no header line' : 'the header line is incomplete',
+    )
+  }
+  const header = decodeHeader(first, file)
+  const events: SessionEvent[] = []
+  let tornLine: number | undefined
+  for (let i = 1; i < lines.length; i++) {
+    const line = i + 1
+    const last = i === lines.length - 1
+    const body = lines[i] ?? ''
+    if (last && !terminated) {
+      tornLine = line
+      break
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(body)
+    } catch (cause) {
+      if (last) {
+        tornLine = line
+        break
+      }
+      throw corrupt(file, line, 'the line is not valid JSON', cause)
+    }
+    events.push(decodeEvent(value, file, line))
+  }
+  return Object.freeze({
+    file,
+    header,
+    events: Object.freeze(events),
+    ...(tornLine === undefined ? {} : { tornLine }),
+  })
+}

@@ -1,0 +1,137 @@
+/**
+ * The stream grammar: what a well-formed model stream looks like, checked chunk by chunk. The
+ * `BlockAssembler` tolerates malformed order on purpose; this is where malformed order is reported.
+ */
+import type { StreamChunk } from 'dsh-llm'
+
+/** What a block under the grammar is: its declared type and whether `block-end` closed it. */
+interface BlockState {
+  readonly blockType: string
+  closed: boolean
+}
+
+const DELTA_BLOCK_TYPE = {
+  'text-delta': 'text',
+  'reasoning-delta': 'reasoning',
+  'tool-call-delta': 'tool-call',
+} as const
+
+/**
+ * Checks one stream. Rules: `block-start` opens an index not used before in this stream; a delta needs
+ * an open block of its type (`text-delta` → `text`, `reasoning-delta` → `reasoning`,
+ * `tool-call-delta` → `tool-call`); `block-end` closes an open block and carries a block of the type it
+ * was opened with; at most one `usage`; nothing after `finish`; the stream ends with `finish`.
+ *
+ * `push` returns `undefined` for a chunk that fits, else a message describing the violation; the
+ * grammar keeps going after a violation (the chunk is applied as far as it makes sense), so a caller
+ * can collect every violation of a stream. `end` checks the end of the stream.
+ */
+export class StreamGrammar {
+  private readonly blocks = new Map<number, BlockState>()
+  private position = 0
+  private usageAt: number | undefined
+  private finishedAt: number | undefined
+
+  /** True once a `finish` chunk was pushed. */
+  get finished(): boolean {
+    return this.finishedAt !== undefined
+  }
+
+  /** Checks the next chunk (numbered from 0 in the messages). */
+  push(chunk: StreamChunk): string | undefined {
+    const at = this.position++
+    const label = `chunk #${at} (${describeChunk(chunk)})`
+    if (this.finishedAt !== undefined) {
+      return `${label} arrived after the finish chunk #${this.finishedAt}; a stream must end at its finish`
+    }
+    switch (chunk.type) {
+      case 'block-start': {
+        const previous = this.blocks.get(chunk.index)
+        this.blocks.set(chunk.index, { blockType: chunk.blockType, closed: false })
+        if (previous === undefined) return undefined
+        return `${label} starts block ${chunk.index} again; it was already started as ${previous.blockType}${previous.closed ? ' and ended' : ''}`
+      }
+      case 'text-delta':
+      case 'reasoning-delta':
+      case 'tool-call-delta': {
+        const wanted = DELTA_BLOCK_TYPE[chunk.type]
+        const block = this.blocks.get(chunk.index)
+        if (block === undefined) {
+          return `${label} needs an open ${wanted} block ${chunk.index}, but no block-start opened it`
+        }
+        if (block.closed)
+          return `${label} needs an open ${wanted} block ${chunk.index}, but that block already ended`
+        if (block.blockType !== wanted) {
+          return `${label} needs an open ${wanted} block ${chunk.index}, but block ${chunk.index} is a ${block.blockType} block`
+        }
+        return undefined
+      }
+      case 'block-end': {
+        const block = this.blocks.get(chunk.index)
+        if (block === undefined) {
+          this.blocks.set(chunk.index, { blockType: chunk.block.type, closed: true })
+          return `${label} ends block ${chunk.index}, which no block-start opened`
+        }
+        if (block.closed) return `${label} ends block ${chunk.index}, which already ended`
+        block.closed = true
+        if (block.blockType !== chunk.block.type) {
+          return `${label} carries a ${chunk.block.type} block, but block ${chunk.index} was started as ${block.blockType}`
+        }
+        return undefined
+      }
+      case 'usage':
+        if (this.usageAt !== undefined)
+          return `${label} is a second usage chunk; the first was chunk #${this.usageAt}`
+        this.usageAt = at
+        return undefined
+      case 'finish':
+        this.finishedAt = at
+        return undefined
+      default: {
+        const unknown: never = chunk
+        return `${label} has an unknown chunk type ${JSON.stringify((unknown as { type?: unknown }).type)}`
+      }
+    }
+  }
+
+  /** Checks the end of the stream: `undefined` if a `finish` was seen, else the violation message. */
+  end(): string | undefined {
+    if (this.finishedAt !== undefined) return undefined
+    return `the stream ended after ${this.position} chunk(s) without a finish chunk`
+  }
+}
+
+/** A short description of a chunk for messages: its type and index (`text-delta index 0`). */
+export function describeChunk(chunk: StreamChunk): string {
+  return 'index' in chunk ? `${chunk.type} index ${chunk.index}` : String(chunk.type)
+}
+
+/**
+ * Wraps `source` so every chunk is checked by a fresh `StreamGrammar` before the consumer sees it.
+ * On a violation `fail(message)` is called and must return the error to throw; the iterator then
+ * throws it in place of the offending chunk (or at the end, for a missing `finish`). A `finish` chunk
+ * is delivered only once the source has ended, so a chunk after `finish` is caught even when the
+ * consumer would stop at `finish`. A consumer that stops early (`break`) ends the check silently.
+ */
+export async function* checkedStream(
+  source: AsyncIterable<StreamChunk>,
+  fail: (message: string) => Error,
+): AsyncGenerator<StreamChunk> {
+  const grammar = new StreamGrammar()
+  let held: StreamChunk | undefined
+  for await (const chunk of source) {
+    const problem = grammar.push(chunk)
+    if (problem !== undefined) throw fail(problem)
+    if (chunk.type === 'finish') {
+      held = chunk
+      continue
+    }
+    yield chunk
+  }
+  if (held !== undefined) {
+    yield held
+    return
+  }
+  const problem = grammar.end()
+  if (problem !== undefined) throw fail(problem)
+}

@@ -1,0 +1,50 @@
+/**
+ * `dsh-invariants/vitest-global`: a vitest `globalSetup` module. `setup` empties the totals file;
+ * `teardown` sums every test file's line and prints one summary line (also written next to the totals
+ * file as `summary.txt`), so a CI log states how many requests were re-derived.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import type { FileTotals } from './vitest.ts'
+import { totalsFile } from './vitest.ts'
+
+const SETUP = Symbol.for('dsh-invariants/global-setup')
+const TEARDOWN = Symbol.for('dsh-invariants/global-teardown')
+
+/** Empties the totals file (once per process, however many projects list this module). */
+export function setup(): void {
+  const holder = globalThis as { [SETUP]?: boolean }
+  if (holder[SETUP] === true) return
+  holder[SETUP] = true
+  rmSync(totalsFile(), { force: true })
+}
+
+/** Sums the totals file into one line, or `undefined` when no test file wrote to it. */
+export function summarizeTotals(file = totalsFile()): string | undefined {
+  if (!existsSync(file)) return undefined
+  const sum = { files: 0, registries: 0, requests: 0, events: 0, streams: 0, unexpected: 0 }
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue
+    const totals = JSON.parse(line) as FileTotals
+    sum.files++
+    sum.registries += totals.registries
+    sum.requests += totals.requestsChecked
+    sum.events += totals.eventsChecked
+    sum.streams += totals.streamsChecked
+    sum.unexpected += totals.unexpectedViolations
+  }
+  return `dsh-invariants: ${sum.requests} requests re-derived, ${sum.events} events and ${sum.streams} streams checked by ${sum.registries} registries across ${sum.files} test files; ${sum.unexpected} unexpected violations`
+}
+
+/** Prints and stores the summary line (once per process). */
+export function teardown(): void {
+  const holder = globalThis as { [TEARDOWN]?: boolean }
+  if (holder[TEARDOWN] === true) return
+  holder[TEARDOWN] = true
+  const line = summarizeTotals()
+  if (line === undefined) return
+  const file = totalsFile()
+  mkdirSync(dirname(file), { recursive: true })
+  writeFileSync(join(dirname(file), 'summary.txt'), `${line}\n`)
+  process.stdout.write(`${line}\n`)
+}
