@@ -42,19 +42,19 @@ export class EnclosureTracker {
     const { turn, step } = data as TurnStepData
     switch (type) {
       case 'turn/start':
-        if (this.turn !== undefined) this.fail(type, seq, `turn ${this.turn} is still open`)
+        if (this.turn !== undefined) this.fail(type, seq, `comes while turn ${this.turn} is still open`)
         if (turn !== this.last + 1)
           this.fail(type, seq, `numbers turn ${String(turn)}; expected ${this.last + 1}`)
         return
       case 'turn/end':
         this.requireTurn(type, seq, turn)
         if (this.step !== undefined)
-          this.fail(type, seq, `step ${this.step} of turn ${this.turn} is still open`)
+          this.fail(type, seq, `comes while step ${this.step} of turn ${this.turn} is still open`)
         return
       case 'step/start':
         this.requireTurn(type, seq, turn)
         if (this.step !== undefined)
-          this.fail(type, seq, `step ${this.step} of turn ${this.turn} is still open`)
+          this.fail(type, seq, `comes while step ${this.step} of turn ${this.turn} is still open`)
         if (step !== this.lastStep + 1) {
           this.fail(type, seq, `numbers step ${String(step)}; expected ${this.lastStep + 1}`)
         }

@@ -29,8 +29,8 @@ interface Registration {
 
 /**
  * The projection registry. A state changes when `apply` returns a different value (`!==`), so folds
- * must return the same state for events they ignore. Its `session/event` listener is prepended, so
- * later listeners read current states. Provided by the `Sessions` plugin.
+ * must return the same state for events they ignore. The store feeds it each committed event before
+ * any `session/event` listener runs, so listeners read current states. Provided by the `Sessions` plugin.
  */
 export class SessionProjectionRegistry extends Service implements SessionProjections {
   private readonly registrations = new Map<string, Registration>()
@@ -40,7 +40,15 @@ export class SessionProjectionRegistry extends Service implements SessionProject
   constructor(ctx: Context) {
     super(ctx, 'sessionProjections')
     this.home = ctx
-    ctx.on('session/event', (session, event) => this.advanceAll(session, event), { prepend: true })
+  }
+
+  /**
+   * Brings every built state of `session` up to and including `event`, reporting changes. The store
+   * calls this for each committed event before `session/event` listeners run, so they read current
+   * states. Never throws: a failing fold keeps its error for `get`.
+   */
+  handleEvent(session: Session, event: SessionEvent): void {
+    this.advanceAll(session, event)
   }
 
   /**

@@ -7,6 +7,7 @@ import { emitContained, newSessionId, type SessionId } from 'dsh-llm'
 import { forkSeed } from './fork.ts'
 import { SESSION_FORMAT_VERSION } from './jsonl-codec.ts'
 import { MemoryStorage } from './memory-storage.ts'
+import { containedEmitter } from './notify.ts'
 import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
@@ -64,12 +65,18 @@ export class Sessions extends Service implements SessionStore {
     this.home = ctx
     this.storage = config.storage ?? new MemoryStorage()
     this.clock = config.clock ?? Date.now
+    this.projections = new SessionProjectionRegistry(ctx)
+    const emitEvent = containedEmitter(ctx, 'session/event', (error, name) => {
+      ctx.logger('dsh').warn(`listener of ${name} threw: %s`, error instanceof Error ? error.stack : error)
+    })
     this.host = {
-      notify: (session, event) => void emitContained(ctx, 'session/event', [session, event]),
+      notify: (session, event) => {
+        this.projections.handleEvent(session, event)
+        emitEvent(session, event)
+      },
       guards: () => this.appendGuards,
       now: this.clock,
     }
-    this.projections = new SessionProjectionRegistry(ctx)
     ctx.effect(() => () => this.closeAll(), 'close live sessions')
   }
 

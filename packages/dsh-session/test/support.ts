@@ -8,7 +8,7 @@ import {
   type Message,
   type UserMessage,
 } from 'dsh-llm'
-import Sessions, { type SessionEvent, type SessionsConfig } from 'dsh-session'
+import Sessions, { SessionError, type SessionEvent, type SessionsConfig } from 'dsh-session'
 
 /** A fresh app with `Sessions` mounted and a fixed clock (time 1000, 1001, ...). */
 export async function mountSessions(config: SessionsConfig = {}): Promise<Context> {
@@ -41,4 +41,26 @@ export function toolResult(id: string, callId: string, text = 'ok') {
 /** A tool-call block. */
 export function callBlock(id: string, name = 'read') {
   return { type: 'tool-call' as const, id: CallId(id), name, arguments: '{}' }
+}
+
+/** Runs `fn`, expecting it to throw a `SessionError`; returns its code and message. */
+export function refusal(fn: () => unknown): { code: string; message: string } {
+  try {
+    fn()
+  } catch (error) {
+    if (!(error instanceof SessionError)) throw error
+    return { code: error.code, message: error.message }
+  }
+  throw new Error('expected a SessionError')
+}
+
+/** Awaits `promise`, expecting it to reject with a `SessionError`; returns its code and message. */
+export async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await promise
+  } catch (error) {
+    if (!(error instanceof SessionError)) throw error
+    return { code: error.code, message: error.message }
+  }
+  throw new Error('expected a SessionError')
 }
