@@ -266,8 +266,15 @@ export class LogGrammar {
     try {
       result = applyInboxSplice(this.inbox, event.data, event.seq)
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      result = { check: 'log-grammar', seq: event.seq, message: `is not a valid inbox splice: ${reason}` }
+      const reason = (error instanceof Error ? error.message : String(error)).replace(
+        /^agent\/inbox\/spliced at seq \d+: /,
+        '',
+      )
+      result = {
+        check: 'log-grammar',
+        seq: event.seq,
+        message: `${event.type} is not a valid inbox splice: ${reason}`,
+      }
     }
     this.splice = { event, result }
     return result
