@@ -7,7 +7,8 @@ import {
   llmFailure,
   type StreamChunk,
 } from 'dsh-llm'
-import { type CallCause, httpFailure, thrownFailure } from './errors.ts'
+import { httpFailure, thrownFailure } from './errors.ts'
+import { CallGuard } from './guard.ts'
 import { type BodyPolicy, buildChatBody } from './request.ts'
 import { type SseEvent, SseParser } from './sse.ts'
 import { ChatStreamMapper } from './stream.ts'
@@ -161,55 +162,4 @@ function acceptData(
     })
   }
   return mapper.accept(payload, event, out)
-}
-
-/**
- * The abort controller of one call: fires on the caller's signal (cause `aborted`) or when the
- * inactivity timer runs out (cause `timeout`); the first cause wins. `dispose` aborts whatever is
- * still open, which releases the connection when the consumer stops early.
- */
-class CallGuard {
-  readonly #controller = new AbortController()
-  readonly #signal: AbortSignal | undefined
-  readonly #timeoutMs: number
-  readonly #onAbort = (): void => this.#fire('aborted')
-  #timer: ReturnType<typeof setTimeout> | undefined
-  #cause: CallCause
-
-  constructor(signal: AbortSignal | undefined, timeoutMs: number) {
-    this.#signal = signal
-    this.#timeoutMs = timeoutMs
-    signal?.addEventListener('abort', this.#onAbort, { once: true })
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal
-  }
-
-  get cause(): CallCause {
-    return this.#cause
-  }
-
-  arm(): void {
-    this.disarm()
-    this.#timer = setTimeout(() => this.#fire('timeout'), this.#timeoutMs)
-  }
-
-  disarm(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer)
-    this.#timer = undefined
-  }
-
-  dispose(): void {
-    this.disarm()
-    this.#signal?.removeEventListener('abort', this.#onAbort)
-    if (!this.#controller.signal.aborted) this.#controller.abort()
-  }
-
-  #fire(cause: 'aborted' | 'timeout'): void {
-    if (this.#cause !== undefined) return
-    this.#cause = cause
-    this.disarm()
-    this.#controller.abort()
-  }
 }

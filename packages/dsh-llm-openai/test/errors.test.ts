@@ -157,6 +157,75 @@ describe('HTTP errors become one terminal finish chunk', () => {
   })
 })
 
+/** An event stream of one content delta followed by a chunk with `finish_reason: reason`. */
+function finishing(reason: string, delta: Record<string, unknown> = { content: 'ok' }): Buffer {
+  const events = [
+    { id: 'chatcmpl-F1', choices: [{ index: 0, delta, finish_reason: null }] },
+    { id: 'chatcmpl-F1', choices: [{ index: 0, delta: {}, finish_reason: reason }] },
+  ]
+  return Buffer.from(
+    `${events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join('')}data: [DONE]\n\n`,
+  )
+}
+
+describe('finish reasons that are failures', () => {
+  it('content_filter → CONTENT_FILTERED', async () => {
+    server.reply(sseReply(finishing('content_filter')))
+    expect((await run(adapter(), prompt())).at(-1)).toEqual(
+      errorFinish({
+        code: 'CONTENT_FILTERED',
+        message: 'the provider stopped the output (content_filter)',
+        requestId: 'req-fixture',
+      }),
+    )
+  })
+
+  it("DeepSeek's insufficient_system_resource → SERVER", async () => {
+    server.reply(sseReply(finishing('insufficient_system_resource')))
+    expect((await run(adapter(), prompt())).at(-1)).toEqual(
+      errorFinish({
+        code: 'SERVER',
+        message: 'the provider interrupted the output (insufficient_system_resource)',
+        requestId: 'req-fixture',
+      }),
+    )
+  })
+
+  it('an unknown finish reason reads as stop, or tool-calls when the response called tools', async () => {
+    server.reply(sseReply(finishing('eos')))
+    expect((await run(adapter(), prompt())).at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
+    const call = {
+      tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+    }
+    server.reply(sseReply(finishing('eos', call)))
+    expect((await run(adapter(), prompt())).at(-1)).toEqual({
+      type: 'finish',
+      reason: { kind: 'tool-calls' },
+    })
+  })
+
+  it('a tool call whose first delta has no id is MALFORMED_RESPONSE', async () => {
+    const call = { tool_calls: [{ index: 0, type: 'function', function: { name: 'ls', arguments: '{}' } }] }
+    server.reply(sseReply(finishing('tool_calls', call)))
+    expect(await run(adapter(), prompt())).toEqual([
+      errorFinish({
+        code: 'MALFORMED_RESPONSE',
+        message: 'SSE event 1: tool call 0 began without an id',
+        requestId: 'req-fixture',
+      }),
+    ])
+  })
+
+  it('a retry-after-ms header wins over Retry-After', async () => {
+    server.reply(
+      json(429, { error: { message: 'Too many' } }, { 'retry-after-ms': '1500', 'retry-after': '9' }),
+    )
+    expect(await run(adapter(), prompt())).toEqual([
+      errorFinish({ code: 'RATE_LIMIT', message: 'Too many', status: 429, retryAfterMs: 1500 }),
+    ])
+  })
+})
+
 describe('broken streams', () => {
   it('a stream cut mid tool call ends with MALFORMED_RESPONSE after the deltas it delivered', async () => {
     server.reply(sseReply(fixture('cut-mid-tool.sse')))
