@@ -26,20 +26,20 @@ export function composeRequest(
   extras: RequestExtras = {},
 ): LlmRequest {
   const { config } = header
-  const request: { -readonly [K in keyof LlmRequest]: LlmRequest[K] } = {
+  const prefix = header.messagePrefix ?? []
+  const messages = deepFreeze(prefix.length === 0 ? history : [...prefix, ...history])
+  const request: LlmRequest = {
     provider: config.provider,
     model: config.model,
-    messages: [],
+    ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+    ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
+    ...(config.reasoningEffort === undefined ? {} : { reasoningEffort: config.reasoningEffort }),
+    ...(config.stop === undefined ? {} : { stop: deepFreeze(config.stop) }),
+    ...(header.system === undefined || header.system === '' ? {} : { system: header.system }),
+    messages,
+    ...(header.tools === undefined || header.tools.length === 0 ? {} : { tools: deepFreeze(header.tools) }),
+    ...(extras.sessionId === undefined ? {} : { sessionId: extras.sessionId }),
+    ...(extras.signal === undefined ? {} : { signal: extras.signal }),
   }
-  if (config.temperature !== undefined) request.temperature = config.temperature
-  if (config.maxTokens !== undefined) request.maxTokens = config.maxTokens
-  if (config.reasoningEffort !== undefined) request.reasoningEffort = config.reasoningEffort
-  if (config.stop !== undefined) request.stop = deepFreeze(config.stop)
-  if (header.system !== undefined && header.system !== '') request.system = header.system
-  const prefix = header.messagePrefix ?? []
-  request.messages = deepFreeze(prefix.length === 0 ? history : [...prefix, ...history])
-  if (header.tools !== undefined && header.tools.length > 0) request.tools = deepFreeze(header.tools)
-  if (extras.sessionId !== undefined) request.sessionId = extras.sessionId
-  if (extras.signal !== undefined) request.signal = extras.signal
   return Object.freeze(request)
 }
