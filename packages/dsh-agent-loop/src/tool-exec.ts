@@ -111,13 +111,6 @@ export async function runToolBatch(
           }
         }
       }
-      while (nextToStart < calls.length) {
-        const call = calls[nextToStart]
-        if (call === undefined) break
-        const tool = env.offered(call.name)
-        if (!canStart(tool)) break
-        start(nextToStart++, call, tool)
-      }
       let progressed = false
       for (let outcome = outcomes[committed]; outcome !== undefined; outcome = outcomes[committed]) {
         const call = calls[committed]
@@ -127,8 +120,15 @@ export async function runToolBatch(
         committed++
         progressed = true
       }
+      while (nextToStart < calls.length) {
+        const call = calls[nextToStart]
+        if (call === undefined) break
+        const tool = env.offered(call.name)
+        if (!canStart(tool)) break
+        start(nextToStart++, call, tool)
+      }
       if (committed >= calls.length) break
-      if (!progressed) await new Promise<void>((resolve) => (changed = resolve))
+      if (!progressed && running > 0) await new Promise<void>((resolve) => (changed = resolve))
       changed = undefined
     }
   } finally {

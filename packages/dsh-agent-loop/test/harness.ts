@@ -1,15 +1,23 @@
 /** Test harness: a cordis app with the whole stack mounted, a scripted model and log helpers. */
 import { Context } from 'cordis'
 import AgentLoop, { type Agent, type AgentLoopConfig, type AgentOptions, ToolRegistry } from 'dsh-agent-loop'
-import { type HarnessError, LlmRuntime, type Message } from 'dsh-llm'
+import { installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
+import { type HarnessError, LlmRuntime, type Message, messageText } from 'dsh-llm'
 import { type ScriptedAdapter, type ScriptStep, scriptedAdapter } from 'dsh-llm/testing'
 import { type Session, type SessionStorage, Sessions } from 'dsh-session'
+
+installInvariantGuard()
 
 export interface Harness {
   readonly app: Context
   readonly model: ScriptedAdapter
   /** Every `agent/error` reported, in order. */
   readonly errors: HarnessError[]
+  /**
+   * Live notifications in order: `status:<s>`, `inserted:<text>`, `discarded:<text>`,
+   * `claimed:<text>@<turn>`, `created`, `disposed`.
+   */
+  readonly notes: string[]
   /** Creates an agent on provider `test`, model `m`. */
   create(options?: Partial<AgentOptions>): Promise<Agent>
 }
@@ -19,7 +27,10 @@ export interface HarnessOptions {
   readonly storage?: SessionStorage
 }
 
-/** Mounts LlmRuntime, Sessions, ToolRegistry and AgentLoop, and registers `script` as provider `test`. */
+/**
+ * Mounts LlmRuntime, Sessions, every invariant check, ToolRegistry and AgentLoop, and registers
+ * `script` as provider `test`. A test fails if any invariant is violated during it.
+ */
 export async function createHarness(
   script: readonly ScriptStep[] = [],
   options: HarnessOptions = {},
@@ -27,6 +38,7 @@ export async function createHarness(
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions, options.storage === undefined ? {} : { storage: options.storage })
+  await mountInvariants(app)
   await app.plugin(ToolRegistry)
   await app.plugin(AgentLoop, options.config ?? {})
   const model = scriptedAdapter(script)
@@ -35,10 +47,20 @@ export async function createHarness(
   app.on('agent/error', (_agent, error) => {
     errors.push(error)
   })
+  const notes: string[] = []
+  app.on('agent/status', (_agent, status) => notes.push(`status:${status}`))
+  app.on('agent/inbox/inserted', (_agent, { message }) => notes.push(`inserted:${messageText(message)}`))
+  app.on('agent/inbox/discarded', (_agent, { message }) => notes.push(`discarded:${messageText(message)}`))
+  app.on('agent/inbox/claimed', (_agent, { message, turn }) =>
+    notes.push(`claimed:${messageText(message)}@${turn}`),
+  )
+  app.on('agent/created', () => notes.push('created'))
+  app.on('agent/disposed', () => notes.push('disposed'))
   return {
     app,
     model,
     errors,
+    notes,
     create: (overrides = {}) => app.agentLoop.create({ provider: 'test', model: 'm', ...overrides }),
   }
 }
@@ -81,4 +103,35 @@ export function texts(messages: readonly Message[]): string[] {
       })
       .join('|'),
   )
+}
+
+/** Resolves when `session` commits an event for which `match` is true (checked on new events only). */
+export function whenLogged(
+  app: Context,
+  session: Session,
+  match: (event: Session['events'][number]) => boolean,
+): Promise<Session['events'][number]> {
+  return new Promise((resolve) => {
+    const dispose = app.on('session/event', (target, event) => {
+      if (target.id === session.id && match(event)) {
+        dispose()
+        resolve(event)
+      }
+    })
+  })
+}
+
+/** A promise with its resolver, for gating tools and listeners from a test. */
+export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open: (value: T) => void = () => undefined
+  const promise = new Promise<T>((resolve) => {
+    open = resolve
+  })
+  return { promise, open }
+}
+
+/** The reason of the last `turn/end` of `session`. */
+export function lastTurnEnd(session: Session): unknown {
+  const ends = dataOf<{ reason: unknown }>(session, 'turn/end')
+  return ends.at(-1)?.reason
 }
