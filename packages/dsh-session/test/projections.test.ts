@@ -38,7 +38,11 @@ describe('SessionProjectionRegistry', () => {
     session.append('user/message', user('u1'))
     session.append('user/message', user('u2'))
     let inits = 0
-    app.sessionProjections.register({ ...userCount, init: () => (inits++, 0) })
+    const init = () => {
+      inits++
+      return 0
+    }
+    app.sessionProjections.register({ ...userCount, init })
     expect(inits).toBe(0)
     expect(app.sessionProjections.get<number>(session, 'user-count')).toBe(2)
     expect(inits).toBe(1)

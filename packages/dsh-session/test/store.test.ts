@@ -1,0 +1,198 @@
+import { Context } from 'cordis'
+import { CallId, SessionId } from 'dsh-llm'
+import Sessions, { MemoryStorage, type Session, type SessionEvent } from 'dsh-session'
+import { describe, expect, test } from 'vitest'
+import { assistant, callBlock, mountSessions, rejection, types, user } from './support.ts'
+
+function completedTurn(session: Session, turn: number): void {
+  session.append('user/message', user(`u${turn}`))
+  session.append('turn/start', { turn, trigger: { kind: 'queued' } })
+  session.append('step/start', { turn, step: 1 })
+  session.append('assistant/message', {
+    turn,
+    step: 1,
+    message: assistant(`a${turn}`, [{ type: 'text', text: 'ok' }]),
+  })
+  session.append('step/end', { turn, step: 1 })
+  session.append('turn/end', { turn, reason: { kind: 'completed' } })
+}
+
+describe('Sessions store', () => {
+  test('await app.plugin(Sessions) provides sessions and sessionProjections', async () => {
+    const app = new Context()
+    await app.plugin(Sessions)
+    expect(app.sessions).toBeDefined()
+    expect(app.sessionProjections).toBeDefined()
+  })
+
+  test('create, get, list; session/created fires; a taken id is refused', async () => {
+    const app = await mountSessions()
+    const created: string[] = []
+    app.on('session/created', (session) => void created.push(session.id))
+    const session = await app.sessions.create({ id: SessionId('s1') })
+    expect(session.id).toBe('s1')
+    expect(session.seq).toBe(0)
+    expect(app.sessions.get(SessionId('s1'))).toBe(session)
+    expect(app.sessions.get(SessionId('nope'))).toBeUndefined()
+    expect(await app.sessions.list()).toEqual([
+      { format: 'dsh-session', version: 1, sessionId: 's1', createdAt: 1000 },
+    ])
+    expect(created).toEqual(['s1'])
+    expect(await rejection(app.sessions.create({ id: SessionId('s1') }))).toEqual({
+      code: 'ALREADY_EXISTS',
+      message: 'session s1 already exists',
+    })
+  })
+
+  test('close flushes, releases the lease and fires session/disposed; open loads it back', async () => {
+    const storage = new MemoryStorage()
+    const app = await mountSessions({ storage })
+    const disposed: string[] = []
+    app.on('session/disposed', (session) => void disposed.push(session.id))
+    const session = await app.sessions.create({ id: SessionId('s1') })
+    completedTurn(session, 1)
+    await app.sessions.close(session)
+    await app.sessions.close(session)
+    expect(disposed).toEqual(['s1'])
+    expect(app.sessions.get(session.id)).toBeUndefined()
+    const reopened = await app.sessions.open(session.id)
+    expect(reopened).not.toBe(session)
+    expect(reopened.events).toEqual(session.events)
+    expect(reopened.lastTurn()).toBe(1)
+    expect(reopened.deriveMessages().map((message) => message.id)).toEqual(['u1', 'a1'])
+    expect(await app.sessions.open(session.id)).toBe(reopened)
+    completedTurn(reopened, 2)
+    await app.sessions.flush(reopened)
+    expect((await storage.load(session.id)).events).toEqual(reopened.events)
+  })
+
+  test('a second writer is refused while the lease is held', async () => {
+    const storage = new MemoryStorage()
+    const first = await mountSessions({ storage })
+    const second = await mountSessions({ storage })
+    const session = await first.sessions.create({ id: SessionId('s1') })
+    expect(await rejection(second.sessions.open(session.id))).toEqual({
+      code: 'LOCKED',
+      message: 'session s1 is held by another writer',
+    })
+    expect(await rejection(second.sessions.open(SessionId('missing')))).toEqual({
+      code: 'NOT_FOUND',
+      message: 'no stored session missing',
+    })
+  })
+
+  test('open closes a crashed turn with the repair closers, through the normal append path, durably', async () => {
+    const storage = new MemoryStorage()
+    const crashed = await mountSessions({ storage })
+    const session = await crashed.sessions.create({ id: SessionId('s1') })
+    session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/message', { turn: 1, step: 1, message: assistant('a1', [callBlock('c1')]) })
+    session.append('tool/call', { turn: 1, step: 1, callId: CallId('c1'), name: 'read', arguments: '{}' })
+    await session.flush()
+    await storage.release(session.id)
+
+    const app = await mountSessions({ storage })
+    const seen: SessionEvent[] = []
+    app.on('session/event', (_session, event) => void seen.push(event))
+    const reopened = await app.sessions.open(session.id)
+    expect(types(reopened.events)).toEqual([
+      'turn/start',
+      'step/start',
+      'assistant/message',
+      'tool/call',
+      'tool/result',
+      'step/end',
+      'turn/end',
+    ])
+    expect(seen.map((event) => event.seq)).toEqual([4, 5, 6])
+    expect(reopened.events[6]?.data).toEqual({ turn: 1, reason: { kind: 'interrupted' } })
+    expect(reopened.openTurn()).toBeUndefined()
+    expect((await storage.load(session.id)).events).toEqual(reopened.events)
+  })
+
+  test('a guard that refuses a repair closer fails open and releases the lease', async () => {
+    const storage = new MemoryStorage()
+    const crashed = await mountSessions({ storage })
+    const session = await crashed.sessions.create({ id: SessionId('s1') })
+    session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+    await session.flush()
+    await storage.release(session.id)
+    const app = await mountSessions({ storage })
+    const dispose = app.sessions.guard(() => {
+      throw new Error('no')
+    })
+    await expect(app.sessions.open(session.id)).rejects.toThrow('no')
+    await dispose()
+    const reopened = await app.sessions.open(session.id)
+    expect(types(reopened.events)).toEqual(['turn/start', 'turn/end'])
+  })
+
+  test('disposing the plugin closes every live session', async () => {
+    const app = new Context()
+    const fiber = app.plugin(Sessions)
+    await fiber
+    const disposed: string[] = []
+    app.on('session/disposed', (session) => void disposed.push(session.id))
+    const a = await app.sessions.create({ id: SessionId('a') })
+    await app.sessions.create({ id: SessionId('b') })
+    a.append('user/message', user('u1'))
+    await fiber.dispose()
+    expect(disposed.sort()).toEqual(['a', 'b'])
+    expect(() => a.append('user/message', user('u2'))).toThrow(
+      'session a is closed; cannot append user/message',
+    )
+  })
+})
+
+describe('fork', () => {
+  test('the child is seeded with the prefix (same seqs), then session/end-seed, and records its parent', async () => {
+    const storage = new MemoryStorage()
+    const app = await mountSessions({ storage })
+    const source = await app.sessions.create({ id: SessionId('parent') })
+    completedTurn(source, 1)
+    completedTurn(source, 2)
+    const child = await app.sessions.fork(source, 6)
+    expect(child.id).not.toBe(source.id)
+    expect(child.parent).toEqual({ sessionId: 'parent', seedLength: 6 })
+    expect(child.events.slice(0, 6)).toEqual(source.events.slice(0, 6))
+    expect(child.events[6]).toEqual({ type: 'session/end-seed', seq: 6, time: expect.any(Number), data: {} })
+    expect(child.seq).toBe(7)
+    expect(child.lastTurn()).toBe(1)
+    expect(child.deriveMessages().map((message) => message.id)).toEqual(['u1', 'a1'])
+    const stored = await storage.load(child.id)
+    expect(stored.header.parent).toEqual({ sessionId: 'parent', seedLength: 6 })
+    expect(stored.events).toEqual(child.events)
+    completedTurn(child, 2)
+    expect(child.lastTurn()).toBe(2)
+    expect(source.seq).toBe(12)
+  })
+
+  test('a fork at 0 is an empty seed plus session/end-seed', async () => {
+    const app = await mountSessions()
+    const source = await app.sessions.create()
+    completedTurn(source, 1)
+    const child = await app.sessions.fork(source, 0)
+    expect(types(child.events)).toEqual(['session/end-seed'])
+  })
+
+  test('a boundary inside an open turn or out of range is refused with INVALID_FORK', async () => {
+    const app = await mountSessions()
+    const source = await app.sessions.create({ id: SessionId('p') })
+    completedTurn(source, 1)
+    expect(await rejection(app.sessions.fork(source, 3))).toEqual({
+      code: 'INVALID_FORK',
+      message:
+        'cannot fork session p at seq 3: turn 1 (opened at seq 1) is still open there; fork between turns',
+    })
+    expect(await rejection(app.sessions.fork(source, 7))).toEqual({
+      code: 'INVALID_FORK',
+      message: 'cannot fork session p at seq 7: the boundary must be an integer from 0 to 6',
+    })
+    expect(await rejection(app.sessions.fork(source, 1.5))).toEqual({
+      code: 'INVALID_FORK',
+      message: 'cannot fork session p at seq 1.5: the boundary must be an integer from 0 to 6',
+    })
+    expect((await app.sessions.list()).length).toBe(1)
+  })
+})

@@ -1,0 +1,114 @@
+import type { SessionId } from 'dsh-llm'
+import {
+  MemoryStorage,
+  type SessionEvent,
+  type SessionFileHeader,
+  type SessionStorage,
+  SessionWriter,
+} from 'dsh-session'
+import { describe, expect, test } from 'vitest'
+import { mountSessions, rejection, user } from './support.ts'
+
+/** A storage that records each appendBatch call and can be told to fail or to hold writes. */
+class RecordingStorage extends MemoryStorage implements SessionStorage {
+  readonly batches: number[][] = []
+  failNext = 0
+  hold: Promise<void> | undefined
+
+  override async appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number) {
+    this.batches.push(events.map((event) => event.seq))
+    if (this.hold !== undefined) await this.hold
+    if (this.failNext > 0) {
+      this.failNext--
+      throw new Error('disk full')
+    }
+    return super.appendBatch(sessionId, events, expectedSeq)
+  }
+}
+
+async function setup() {
+  const storage = new RecordingStorage()
+  const app = await mountSessions({ storage })
+  const session = await app.sessions.create()
+  return { storage, session }
+}
+
+describe('SessionWriter (group commit)', () => {
+  test('events appended in one synchronous burst go out as one appendBatch', async () => {
+    const { storage, session } = await setup()
+    for (let i = 0; i < 5; i++) session.append('user/message', user(`u${i}`))
+    await session.flush()
+    expect(storage.batches).toEqual([[0, 1, 2, 3, 4]])
+    expect((await storage.load(session.id)).events).toEqual(session.events)
+  })
+
+  test('everything enqueued while a write is in flight goes out as the next single batch', async () => {
+    const { storage, session } = await setup()
+    let release = () => {}
+    storage.hold = new Promise((resolve) => {
+      release = resolve
+    })
+    session.append('user/message', user('u0'))
+    await Promise.resolve()
+    expect(storage.batches).toEqual([[0]])
+    for (let i = 1; i <= 4; i++) session.append('user/message', user(`u${i}`))
+    const flushed = session.flush()
+    storage.hold = undefined
+    release()
+    await flushed
+    expect(storage.batches).toEqual([[0], [1, 2, 3, 4]])
+  })
+
+  test('flush resolves at once when everything is durable; a flush waits for the batch holding its events', async () => {
+    const { storage, session } = await setup()
+    await session.flush()
+    expect(storage.batches).toEqual([])
+    session.append('user/message', user('u0'))
+    const first = session.flush()
+    session.append('user/message', user('u1'))
+    await first
+    expect(storage.batches).toEqual([[0, 1]])
+    await session.flush()
+    expect(storage.batches).toEqual([[0, 1]])
+    expect((await storage.load(session.id)).events.map((event) => event.seq)).toEqual([0, 1])
+  })
+
+  test('a backend failure rejects flush with STORAGE, keeps the events queued, and a later flush retries them', async () => {
+    const { storage, session } = await setup()
+    storage.failNext = 1
+    session.append('user/message', user('u0'))
+    session.append('user/message', user('u1'))
+    expect(await rejection(session.flush())).toEqual({
+      code: 'STORAGE',
+      message: `session ${session.id}: could not persist events 0..1: disk full`,
+    })
+    session.append('user/message', user('u2'))
+    await session.flush()
+    expect(storage.batches).toEqual([
+      [0, 1],
+      [0, 1, 2],
+    ])
+    expect((await storage.load(session.id)).events).toEqual(session.events)
+  })
+
+  test('works directly over a storage: nextSeq sets the expected seq of the first batch', async () => {
+    const storage = new RecordingStorage()
+    const header: SessionFileHeader = {
+      format: 'dsh-session',
+      version: 1,
+      sessionId: 's' as SessionId,
+      createdAt: 0,
+    }
+    await storage.create(header)
+    const event = (seq: number) =>
+      Object.freeze({ type: 'session/end-seed', seq, time: 0, data: {} }) as SessionEvent
+    await storage.appendBatch(header.sessionId, [event(0)], 0)
+    storage.batches.length = 0
+    const writer = new SessionWriter(storage, header.sessionId, 1)
+    writer.enqueue(event(1))
+    writer.enqueue(event(2))
+    await writer.flush()
+    expect(storage.batches).toEqual([[1, 2]])
+    expect(writer.durableSeq).toBe(3)
+  })
+})
