@@ -109,7 +109,6 @@ export function validateEvent(value: unknown): SessionEvent {
   const record = value as Record<string, unknown>
   const type = typeof record.type === 'string' ? record.type : '(no type)'
   const seq = typeof record.seq === 'number' ? record.seq : -1
-  checkSchema(envelopeSchema, value, type, seq, '')
   if (!Object.hasOwn(record, 'data')) {
     throw new SessionError('INVALID_EVENT', `invalid ${type} event at seq ${seq}: data: missing`, {
       eventType: type,
@@ -117,6 +116,7 @@ export function validateEvent(value: unknown): SessionEvent {
       path: 'data',
     })
   }
+  checkSchema(envelopeSchema, value, type, seq, '')
   const definition = requireEventDefinition(type, seq)
   checkSchema(definition.schema, record.data, type, seq, 'data')
   return deepFreeze(value as SessionEvent)
