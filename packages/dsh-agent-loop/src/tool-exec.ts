@@ -231,19 +231,16 @@ async function executeChecked(
     error = { code: AgentLoopErrorCode.TOOL_THREW, message }
     output = { content: [{ type: 'text', text: message }], isError: true }
   }
+  // The body ran, so its result is real: post-processing (a redaction, say) runs to completion even
+  // when the turn is cancelled meanwhile. Listeners see the aborted signal and may hurry.
   let post: ToolPostExecuteResult
   try {
-    post = await awaitListeners('tools/post-execute', agent, signal, () =>
-      env.ctx.waterfall('tools/post-execute', { ...input, output }, async () => output),
-    )
+    post = await env.ctx.waterfall('tools/post-execute', { ...input, output }, async () => output)
   } catch (thrown) {
-    if (isAbort(thrown)) {
-      return failed(
-        AgentLoopErrorCode.ABORTED,
-        `${label} ran, but the turn was cancelled during tools/post-execute`,
-      )
-    }
-    return failed(AgentLoopErrorCode.LISTENER_FAILED, describeError(thrown))
+    return failed(
+      AgentLoopErrorCode.LISTENER_FAILED,
+      `tools/post-execute listener failed for ${label}: ${describeError(thrown)}`,
+    )
   }
   if (!isPostResult(post)) {
     return failed(
