@@ -174,6 +174,28 @@ describe('session/event notification', () => {
     expect(warnings).toEqual([['warn', 'dsh', 'listener of session/event threw: %s']])
   })
 
+  test('a listener goes away with the fiber that registered it; a rejected promise is contained too', async () => {
+    const app = await mountSessions()
+    const warnings: unknown[] = []
+    app.logger.exporter({ export: (message) => void warnings.push(message.args[0]) })
+    const seen: number[] = []
+    const fiber = app.plugin({
+      apply(ctx: Context) {
+        ctx.on('session/event', (_session, event) => void seen.push(event.seq))
+        ctx.on('session/event', () => Promise.reject(new Error('async listener failed')))
+      },
+    })
+    await fiber
+    const session = await app.sessions.create()
+    session.append('user/message', user('u1'))
+    await Promise.resolve()
+    await fiber.dispose()
+    session.append('user/message', user('u2'))
+    await Promise.resolve()
+    expect(seen).toEqual([0])
+    expect(warnings).toEqual(['listener of session/event threw: %s'])
+  })
+
   test('appending from inside a session/event notification throws REENTRANT_APPEND; the log keeps the first event', async () => {
     const app = await mountSessions()
     const errors: unknown[] = []
