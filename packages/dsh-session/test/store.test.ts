@@ -128,6 +128,24 @@ describe('Sessions store', () => {
     expect(types(reopened.events)).toEqual(['turn/start', 'turn/end'])
   })
 
+  test('a stored log that breaks the enclosure rules is refused on open, naming the seq; the lease is released', async () => {
+    const storage = new MemoryStorage()
+    const header = { format: 'dsh-session', version: 1, sessionId: SessionId('bad'), createdAt: 0 } as const
+    await storage.create(header)
+    const events = [
+      { type: 'turn/start', seq: 0, time: 0, data: { turn: 1, trigger: { kind: 'queued' } } },
+      { type: 'step/end', seq: 1, time: 0, data: { turn: 1, step: 1 } },
+    ] as unknown as SessionEvent[]
+    await storage.appendBatch(header.sessionId, events, 0)
+    await storage.release(header.sessionId)
+    const app = await mountSessions({ storage })
+    expect(await rejection(app.sessions.open(header.sessionId))).toEqual({
+      code: 'ENCLOSURE',
+      message: 'step/end at seq 1 needs an open step; turn 1 has none open',
+    })
+    await storage.acquire(header.sessionId)
+  })
+
   test('disposing the plugin closes every live session', async () => {
     const app = new Context()
     const fiber = app.plugin(Sessions)
