@@ -57,3 +57,18 @@ export function stepScript(step: number, totalSteps: number): StepScript {
     call: { id: `call-${step}`, name: TOOL_NAME, argDeltas, args: argDeltas.join('') },
   }
 }
+
+/** Width of the window over which scenario 5 spreads the agents' responses, ms. */
+export const RESPONSE_SPREAD_MS = 20
+
+/**
+ * Scenario 5's response timing: before answering step `step` of agent `agent`, the model waits this
+ * many milliseconds (0 to `RESPONSE_SPREAD_MS - 1`, a fixed hash: the same in every run and for
+ * every harness). Independent network responses do not arrive in lockstep; without this spread all
+ * agents would hit their step boundaries in the same event-loop turn.
+ */
+export function responseDelayMs(agent: number, step: number): number {
+  let h = Math.imul(agent + 1, 0x9e3779b1) ^ Math.imul(step + 1, 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d)
+  return ((h ^ (h >>> 13)) >>> 0) % RESPONSE_SPREAD_MS
+}

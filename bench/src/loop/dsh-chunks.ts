@@ -1,4 +1,6 @@
 /** The workload's steps as dsh `StreamChunk`s: what the scripted adapter and the floor replay. */
+
+import { setTimeout as sleep } from 'node:timers/promises'
 import { CallId, type StreamChunk } from 'dsh-llm'
 import { STEP_TEXT, type StepScript } from '../workload.ts'
 
@@ -37,7 +39,8 @@ export function dshStepChunks(script: StepScript): StreamChunk[] {
   return chunks
 }
 
-/** Yields `chunks` one by one: the cheapest streaming transport (a plain async generator). */
-export async function* replay(chunks: readonly StreamChunk[]): AsyncGenerator<StreamChunk> {
+/** Yields `chunks` one by one after `delayMs` (if any): a plain async generator, the cheapest transport. */
+export async function* replay(chunks: readonly StreamChunk[], delayMs = 0): AsyncGenerator<StreamChunk> {
+  if (delayMs > 0) await sleep(delayMs)
   for (const chunk of chunks) yield chunk
 }

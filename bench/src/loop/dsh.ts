@@ -1,21 +1,105 @@
-/** dsh on the workload (filled in as dsh-agent-loop lands). */
+/**
+ * dsh on the workload: LlmRuntime + Sessions (in memory or JSONL) [+ every invariant check] +
+ * ToolRegistry + AgentLoop in one cordis app, a zero-latency adapter that plays the script, one
+ * registered tool. Step ends are observed on `session/event` (`step/end`).
+ */
+import { Context } from 'cordis'
+import { type Agent, AgentLoop, ToolRegistry } from 'dsh-agent-loop'
+import { Invariants } from 'dsh-invariants'
+import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
+import { JsonlStorage, Sessions } from 'dsh-session'
+import { z } from 'zod'
 import type { StepRecorder } from '../recorder.ts'
 import type { ScaleRun } from '../scenarios/scale.ts'
+import { PROMPT, responseDelayMs, stepScript, TOOL_DESCRIPTION, TOOL_NAME, TOOL_RESULT } from '../workload.ts'
+import { dshStepChunks, replay } from './dsh-chunks.ts'
 
 /** How the dsh loop is configured: in-memory store, JSONL store, or in-memory with every invariant check. */
 export type DshLoopMode = 'memory' | 'jsonl' | 'invariants'
 
-/** Runs one dsh turn of `steps` steps. */
-export async function runDshLoop(
-  _steps: number,
-  _recorder: StepRecorder,
-  _mode: DshLoopMode,
-  _dir: string,
-): Promise<void> {
-  throw new Error('dsh-agent-loop is not available yet')
+const PROVIDER = 'bench'
+
+/**
+ * A zero-latency adapter: the `n`-th request of a session streams step `n` of a `steps`-step
+ * script through a plain async generator. It keeps one counter per session and nothing else (no
+ * request is retained). With `spread`, each response first waits `responseDelayMs` (scenario 5).
+ */
+function scriptedAdapter(steps: number, spread: boolean): LlmAdapter {
+  const calls = new Map<string, { readonly agent: number; n: number }>()
+  return {
+    stream(request): AsyncIterable<StreamChunk> {
+      const key = request.sessionId ?? ''
+      let state = calls.get(key)
+      if (state === undefined) {
+        state = { agent: calls.size, n: 0 }
+        calls.set(key, state)
+      }
+      const n = state.n++
+      const delay = spread ? responseDelayMs(state.agent, n) : 0
+      return replay(dshStepChunks(stepScript(n, steps)), delay)
+    },
+  }
 }
 
-/** `agents` dsh agents for scenario 5. */
-export async function dshScaleRun(_agents: number, _steps: number): Promise<ScaleRun> {
-  throw new Error('dsh-agent-loop is not available yet')
+async function createApp(mode: DshLoopMode, dir: string, steps: number, spread = false): Promise<Context> {
+  const app = new Context()
+  await app.plugin(LlmRuntime)
+  await app.plugin(Sessions, mode === 'jsonl' ? { storage: new JsonlStorage({ dir }) } : {})
+  if (mode === 'invariants') await app.plugin(Invariants)
+  await app.plugin(ToolRegistry)
+  await app.plugin(AgentLoop)
+  app.llm.registerAdapter(PROVIDER, scriptedAdapter(steps, spread))
+  app.tools.register({
+    name: TOOL_NAME,
+    description: TOOL_DESCRIPTION,
+    parameters: z.object({ path: z.string() }),
+    execute: () => TOOL_RESULT,
+  })
+  return app
+}
+
+/** Throws unless the agent's last turn ended `completed` after `steps` steps. */
+function expectCompleted(agent: Agent, steps: number): void {
+  const events = agent.session.events
+  const last = events[events.length - 1]
+  if (last?.type !== 'turn/end' || last.data.reason.kind !== 'completed') {
+    throw new Error(`dsh: the turn did not complete: last event ${JSON.stringify(last)}`)
+  }
+  const stepEnds = events.filter((e) => e.type === 'step/end').length
+  if (stepEnds !== steps) throw new Error(`dsh: ${stepEnds} steps logged, ${steps} expected`)
+}
+
+/** Runs one dsh turn of `steps` steps, marking `recorder` at each `step/end`. */
+export async function runDshLoop(
+  steps: number,
+  recorder: StepRecorder,
+  mode: DshLoopMode,
+  dir: string,
+): Promise<void> {
+  const app = await createApp(mode, dir, steps)
+  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' })
+  app.on('session/event', (_session, event) => {
+    if (event.type === 'step/end') recorder.mark()
+  })
+  recorder.start()
+  agent.send(userText(PROMPT))
+  await agent.whenIdle()
+  expectCompleted(agent, steps)
+  await agent.dispose()
+}
+
+/** `agents` dsh agents in one app (in-memory store), each to run one `steps`-step turn (scenario 5). */
+export async function dshScaleRun(agents: number, steps: number): Promise<ScaleRun> {
+  const app = await createApp('memory', '', steps, true)
+  const list: Agent[] = []
+  for (let i = 0; i < agents; i++)
+    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' }))
+  return {
+    agents: list,
+    start: async () => {
+      for (const agent of list) agent.send(userText(PROMPT))
+      await Promise.all(list.map((agent) => agent.whenIdle()))
+      for (const agent of list) expectCompleted(agent, steps)
+    },
+  }
 }

@@ -3,6 +3,8 @@
  * custom stream function that plays the script with zero latency. pi's faux provider is not used:
  * it re-serializes the whole context on every call, which no real provider client does.
  */
+
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Agent, type AgentTool, type StreamFn } from '@mariozechner/pi-agent-core'
 import {
   type AssistantMessage,
@@ -13,7 +15,7 @@ import {
   Type,
 } from '@mariozechner/pi-ai'
 import type { StepRecorder } from '../recorder.ts'
-import { PROMPT, stepScript, TOOL_DESCRIPTION, TOOL_NAME, TOOL_RESULT } from '../workload.ts'
+import { PROMPT, responseDelayMs, stepScript, TOOL_DESCRIPTION, TOOL_NAME, TOOL_RESULT } from '../workload.ts'
 
 const MODEL: Model<'bench'> = {
   id: 'scripted',
@@ -49,12 +51,15 @@ const READ_FILE: AgentTool = {
 /**
  * A stream function that, on its `n`-th call, streams step `n`: it mutates one partial message as
  * a provider client does and pushes pi's events for it (argument JSON is parsed once, at the end
- * of the call, which is cheaper than the partial-JSON parsing of pi's real providers).
+ * of the call, which is cheaper than the partial-JSON parsing of pi's real providers). With `agent`,
+ * each response first waits `responseDelayMs` (scenario 5).
  */
-function scriptedStream(steps: number): StreamFn {
+function scriptedStream(steps: number, agent?: number): StreamFn {
   let calls = 0
-  return () => {
-    const script = stepScript(calls++, steps)
+  return async () => {
+    const n = calls++
+    if (agent !== undefined) await sleep(responseDelayMs(agent, n))
+    const script = stepScript(n, steps)
     const stream = createAssistantMessageEventStream()
     const partial: AssistantMessage = {
       role: 'assistant',
@@ -108,10 +113,10 @@ export async function runPiAgent(steps: number, recorder: StepRecorder): Promise
 export async function piScaleRun(agents: number, steps: number) {
   const list = Array.from(
     { length: agents },
-    () =>
+    (_, agent) =>
       new Agent({
         initialState: { systemPrompt: '', model: MODEL, tools: [READ_FILE] },
-        streamFn: scriptedStream(steps),
+        streamFn: scriptedStream(steps, agent),
       }),
   )
   return {

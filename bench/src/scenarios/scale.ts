@@ -1,10 +1,12 @@
 /**
  * Scenario 5, scale in one process: `agents` agents each run a `steps`-step turn of the scripted
- * workload concurrently. Reports the total wall time, the p99 event-loop delay during the run
+ * workload concurrently; each response arrives after a fixed per-agent, per-step delay spread over
+ * `RESPONSE_SPREAD_MS` (see `responseDelayMs`), its chunks then without delay. Reports the total wall time, the p99 event-loop delay during the run
  * (`perf_hooks.monitorEventLoopDelay`, 1 ms resolution) and the heap each agent still holds once
  * idle (heap after the run minus heap before the agents existed, after full GCs, per agent).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { dshScaleRun } from '../loop/dsh.ts'
 import { piScaleRun } from '../loop/pi-agent.ts'
 import { type Row, row } from '../report.ts'
@@ -51,6 +53,8 @@ export async function measureScale(
   const started = performance.now()
   await run.start()
   const totalMs = performance.now() - started
+  // Let the monitor's timer fire once more, so a final blocked stretch is recorded too.
+  await sleep(5)
   delay.disable()
   const after = collect()
   if (run.agents.length !== agents) throw new Error(`scale: ${run.agents.length} agents, ${agents} expected`)

@@ -72,10 +72,11 @@ async function appendRaw(events: readonly SessionEvent[], batch: number, file: s
   await handle.datasync()
   const started = performance.now()
   for (let i = 0; i < events.length; i += batch) {
-    let text = ''
     const end = Math.min(events.length, i + batch)
-    for (let j = i; j < end; j++) text += `${JSON.stringify(events[j])}\n`
-    await handle.write(text)
+    const lines: string[] = []
+    for (let j = i; j < end; j++) lines.push(JSON.stringify(events[j]))
+    lines.push('')
+    await handle.write(Buffer.from(lines.join('\n'), 'utf8'))
     await handle.datasync()
   }
   const elapsed = performance.now() - started
