@@ -280,13 +280,19 @@ export class LogGrammar {
     return result
   }
 
-  /** Advances past `event` (committed, or reported and skipped), recovering as sensibly as it can. */
+  /**
+   * Advances past `event` (committed, or reported and skipped), recovering as sensibly as it can: a
+   * `turn/start` or `step/start` that would nest is skipped (as the online check would have refused
+   * it); a misnumbered one is adopted, so the events after it that name its number fit.
+   */
   apply(event: SessionEvent): void {
     this.applied++
     this.nextSeq = event.seq + 1
     const turn = this.turn
     switch (event.type) {
       case 'turn/start':
+        // A turn/start inside an open turn is refused online; offline it is skipped the same way.
+        if (turn !== undefined) return
         this.lastTurn = event.data.turn
         this.turn = { turn: event.data.turn, openedAt: event.seq, lastStep: 0, step: undefined }
         return
@@ -294,7 +300,7 @@ export class LogGrammar {
         if (turn !== undefined) this.turn = undefined
         return
       case 'step/start':
-        if (turn === undefined) return
+        if (turn === undefined || turn.step !== undefined) return
         turn.lastStep = event.data.step
         turn.step = { step: event.data.step, openedAt: event.seq, calls: new Map() }
         return
