@@ -5,4 +5,5 @@ export const projects: string[] = [
   'packages/dsh-session',
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',
+  'examples/coding-agent',
 ]
