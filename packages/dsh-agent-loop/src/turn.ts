@@ -71,14 +71,17 @@ export async function runTurn(
       reason = Object.freeze({ kind: 'error', failure })
     }
   }
+  // A step cut short (cancel, failure) is closed as it stands; staged context then lands between
+  // its step/end and turn/end, where it cannot split anything.
   const open = session.openTurn()
-  if (open?.step !== undefined) closeStep(host, turn, open.step)
+  if (open?.step !== undefined) session.append('step/end', { turn, step: open.step })
   host.outbox.drain(session)
   if (cancellation.cause !== undefined) reason = Object.freeze({ kind: 'aborted', cause: cancellation.cause })
   session.append('turn/end', { turn, reason })
   return reason
 }
 
+/** Ends a step that got its answer: the outbox drains after the complete tool-result batch. */
 function closeStep(host: TurnHost, turn: number, step: number): void {
   host.outbox.drain(host.session)
   host.session.append('step/end', { turn, step })
@@ -105,7 +108,6 @@ async function runSteps(
     if (outcome.kind === 'aborted') return ABORTED_SENTINEL
     if (outcome.kind === 'failed') {
       host.report(new LlmError(outcome.failure))
-      closeStep(host, turn, step)
       return Object.freeze({ kind: 'error', failure: outcome.failure })
     }
     const { concluded } =
