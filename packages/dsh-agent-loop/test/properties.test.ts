@@ -104,7 +104,7 @@ function cyclingModel(plans: readonly Plan[]) {
  */
 function checkLog(session: Session): void {
   const events = session.events
-  events.forEach((event, index) => expect(event.seq).toBe(index))
+  expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index))
   let openTurn: number | undefined
   let openStep: number | undefined
   let phase: 'entry' | 'model' | 'answered' = 'entry'
