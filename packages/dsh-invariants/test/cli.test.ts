@@ -2,61 +2,18 @@
  * The CLI as a subprocess over real session files. Runs the built `dist/cli.js`: build first with
  * `npx --yes pnpm@12.4.2 -F dsh-llm -F dsh-session -F dsh-invariants build` (the root `pnpm test` does).
  */
-import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
 import { SessionId } from 'dsh-llm'
 import { scriptedAdapter, textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { requireFreshBuild, run } from './cli-run.ts'
 import { Driver } from './driver.ts'
 
 installInvariantGuard()
-
-const packages = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const CLI = join(packages, 'dsh-invariants', 'dist', 'cli.js')
-
-/** Newest modification time under `dir` (recursively), in ms. */
-function newest(dir: string): number {
-  let latest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }
-  return latest
-}
-
-/** Oldest modification time of the `.js` files directly in `dir`, in ms (0 when there are none). */
-function oldestJs(dir: string): number {
-  const times = readdirSync(dir)
-    .filter((name) => name.endsWith('.js'))
-    .map((name) => statSync(join(dir, name)).mtimeMs)
-  return times.length === 0 ? 0 : Math.min(...times)
-}
-
-function requireFreshBuild(): void {
-  for (const name of ['dsh-llm', 'dsh-session', 'dsh-invariants']) {
-    let built = 0
-    try {
-      built = oldestJs(join(packages, name, 'dist'))
-    } catch {
-      built = 0
-    }
-    if (built < newest(join(packages, name, 'src'))) {
-      throw new Error(
-        `${name}/dist is missing or older than its src; build first: npx --yes pnpm@12.4.2 -F dsh-llm -F dsh-session -F dsh-invariants build`,
-      )
-    }
-  }
-}
-
-function run(...args: string[]) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8' })
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
-}
 
 let dir: string
 let clean: string
