@@ -1,8 +1,15 @@
 import { CallId, type ContentBlock } from 'dsh-llm'
-import { foldMessages, interruptedTurnClosers, type Session, type SurfaceMeta } from 'dsh-session'
+import {
+  foldMessages,
+  interruptedTurnClosers,
+  JsonlStorage,
+  type Session,
+  type SurfaceMeta,
+} from 'dsh-session'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { assistant, mountSessions, toolResult, user } from './support.ts'
+import { tempDir } from './fixtures/events.ts'
+import { assistant, mountSessions, toolResult, types, user } from './support.ts'
 
 type Action =
   | { readonly kind: 'user'; readonly replace: readonly [number, number] | undefined }
@@ -171,5 +178,44 @@ describe('log and projection properties', () => {
       }),
       { numRuns: 150 },
     )
+  })
+})
+
+describe('JSONL round trip', () => {
+  test('a session written through JsonlStorage in random batches loads back identical, and reopens', async () => {
+    const { dir, dispose } = tempDir()
+    const storage = new JsonlStorage({ dir })
+    const app = await mountSessions({ storage })
+    const text = fc.string({ unit: 'binary', maxLength: 12 })
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.tuple(action, fc.boolean()), { maxLength: 60 }),
+          fc.array(text, { maxLength: 4 }),
+          async (script, texts) => {
+            const session = await app.sessions.create()
+            const driver = new Driver(session)
+            for (const [act, flushHere] of script) {
+              driver.run(act)
+              if (flushHere) await session.flush()
+            }
+            for (const [i, value] of texts.entries()) session.append('user/message', user(`t${i}`, value))
+            const written = session.events
+            await app.sessions.close(session)
+            const loaded = await new JsonlStorage({ dir }).load(session.id)
+            expect(loaded.events).toEqual(written)
+            expect(loaded.report).toEqual({ repairedEvents: 0 })
+            const reopened = await app.sessions.open(session.id)
+            const closers = interruptedTurnClosers(written)
+            expect(reopened.events.slice(0, written.length)).toEqual(written)
+            expect(types(reopened.events.slice(written.length))).toEqual(closers.map((closer) => closer.type))
+            await app.sessions.close(reopened)
+          },
+        ),
+        { numRuns: 40 },
+      )
+    } finally {
+      dispose()
+    }
   })
 })
