@@ -106,7 +106,7 @@ describe('Inbox mutations', () => {
     expect(h.app.agentLoop.inbox(session)).toEqual({ nextTurn: [withId('x'), withId('y')], nextStep: [] })
   })
 
-  it('the inbox projection lives as long as AgentLoop', async () => {
+  it('the inbox projection and the agents live as long as AgentLoop', async () => {
     const app = new Context()
     await app.plugin(LlmRuntime)
     await app.plugin(Sessions)
@@ -115,7 +115,13 @@ describe('Inbox mutations', () => {
     await fiber
     const session = await app.sessions.create()
     expect(app.sessionProjections.get(session, 'inbox')).toEqual({ nextTurn: [], nextStep: [] })
+    const agent = await app.agentLoop.create({ session, provider: 'none', model: 'm' })
+    let disposed = false
+    app.on('agent/disposed', () => {
+      disposed = true
+    })
     await fiber.dispose()
+    expect([disposed, agent.disposed]).toEqual([true, true])
     expect(() => app.sessionProjections.get(session, 'inbox')).toThrow(
       expect.objectContaining({ code: 'UNKNOWN_PROJECTION' }),
     )

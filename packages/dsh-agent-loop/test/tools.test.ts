@@ -1,3 +1,4 @@
+import type { Context } from 'cordis'
 import { type ToolResultMessage, userText } from 'dsh-llm'
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
@@ -420,6 +421,20 @@ describe('ctx.tools', () => {
     )
     expect(h.app.tools.names()).toEqual(['a'])
     dispose()
+    expect(h.app.tools.names()).toEqual([])
+  })
+
+  it('a registration is an effect of the calling plugin: it goes away when the plugin unloads', async () => {
+    const h = await createHarness()
+    const fiber = h.app.plugin({
+      inject: ['tools'],
+      apply: (ctx: Context) => {
+        ctx.tools.register({ name: 'scoped', description: 's', parameters: z.object({}), execute: () => 's' })
+      },
+    })
+    await fiber
+    expect(h.app.tools.names()).toEqual(['scoped'])
+    await fiber.dispose()
     expect(h.app.tools.names()).toEqual([])
   })
 })
