@@ -2,12 +2,12 @@
  * The agent: a loop instance over one session. It owns the turn driver (one turn at a time, then
  * the queue), the outbox, cancellation and the agent's lifecycle.
  */
-
 import { randomUUID } from 'node:crypto'
 import type { Context } from 'cordis'
 import {
   emitContained,
   HarnessError,
+  llmFailure,
   type Message,
   type RetryPolicy,
   type TurnTrigger,
@@ -97,6 +97,9 @@ export class LoopAgent implements Agent {
       maxSteps: options.maxSteps,
       sessionPrefix: (signal) => this.sessionPrefix(signal),
       report: (error) => this.report(error),
+      turnClosed: () => {
+        this.cancellation = undefined
+      },
     }
   }
 
@@ -201,14 +204,27 @@ export class LoopAgent implements Agent {
     this.driver = this.drive(first)
   }
 
-  /** Synchronously appends `turn/start` and claims the turn's first batch. */
+  /**
+   * Synchronously appends `turn/start` and claims the turn's first batch. If the claim is refused,
+   * the turn is closed `error` before the error is rethrown, so the log stays balanced.
+   */
   private openTurn(trigger: TurnTrigger): OpenTurn {
     const turn = this.session.lastTurn() + 1
     this.session.append('turn/start', { turn, trigger })
     const cancellation = new TurnCancellation()
     this.cancellation = cancellation
     this.wakeRequested = false
-    return { turn, cancellation, batch: this.inbox.claim(turn, true) }
+    try {
+      return { turn, cancellation, batch: this.inbox.claim(turn, true) }
+    } catch (error) {
+      this.cancellation = undefined
+      const failure = llmFailure(
+        AgentLoopErrorCode.LOOP_FAILED,
+        `claiming the inbox failed: ${describeError(error)}`,
+      )
+      this.session.append('turn/end', { turn, reason: { kind: 'error', failure } })
+      throw error
+    }
   }
 
   private async drive(first: OpenTurn): Promise<void> {
@@ -217,7 +233,6 @@ export class LoopAgent implements Agent {
       while (current !== undefined) {
         await runTurn(this.host, current.turn, current.batch, current.cancellation)
         const aborted = current.cancellation.cause !== undefined
-        this.cancellation = undefined
         if (this.outbox.size > 0) this.drainLateContext()
         current = this.nextQueuedTurn(aborted)
       }

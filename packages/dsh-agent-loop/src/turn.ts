@@ -36,6 +36,8 @@ export interface TurnHost {
   sessionPrefix(signal: AbortSignal): Promise<readonly Message[]>
   /** Reports a failure on `agent/error`. */
   report(error: HarnessError): void
+  /** Called synchronously right after `turn/end` is appended. */
+  turnClosed(): void
 }
 
 const COMPLETED: TurnEndReason = Object.freeze({ kind: 'completed' })
@@ -78,6 +80,7 @@ export async function runTurn(
   host.outbox.drain(session)
   if (cancellation.cause !== undefined) reason = Object.freeze({ kind: 'aborted', cause: cancellation.cause })
   session.append('turn/end', { turn, reason })
+  host.turnClosed()
   return reason
 }
 
