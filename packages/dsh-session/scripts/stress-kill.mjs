@@ -19,9 +19,10 @@ async function worker(w) {
     let acked = []
     for (let round = 0; round < perSession && next < rounds; round++) {
       next++
-      const delayMs = 5 + Math.floor(Math.random() * 60)
+      const minAcks = 1 + Math.floor(Math.random() * 6)
+      const delayMs = Math.floor(Math.random() * 30)
       try {
-        const fresh = await killRound({ dir, id, mode: round === 0 ? 'create' : 'open', delayMs })
+        const fresh = await killRound({ dir, id, mode: round === 0 ? 'create' : 'open', minAcks, delayMs })
         acked = acked.concat(fresh)
         const result = await verifyRound({ dir, id, acked })
         totals.acknowledged += fresh.length
@@ -29,7 +30,9 @@ async function worker(w) {
         if (result.torn) totals.torn++
         if (result.repaired > 0) totals.repaired++
       } catch (error) {
-        totals.failures.push(`${id} round ${round} (kill after ${delayMs} ms): ${error.message}`)
+        totals.failures.push(
+          `${id} round ${round} (kill ${delayMs} ms after ${minAcks} acks): ${error.message}`,
+        )
         break
       }
       totals.rounds++
