@@ -1,6 +1,6 @@
 /** Mounts each plugin of docs/writing-a-plugin.md (snippets/plugins.ts) and pins what it does. */
 import { AgentLoop, type AgentOptions, ToolRegistry } from 'dsh-agent-loop'
-import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
+import { createCheckedApp } from 'dsh-invariants/vitest'
 import { type LlmRequest, type Message, messageText, type Usage, userText } from 'dsh-llm'
 import {
   errorResponse,
@@ -26,8 +26,6 @@ import {
   toolCounts,
   UsageMeter,
 } from '../snippets/plugins.ts'
-
-installInvariantGuard()
 
 /** A checked app (every invariant mounted) with tools, the agent loop and `script` as provider `test`. */
 async function stack(script: readonly ScriptStep[]) {

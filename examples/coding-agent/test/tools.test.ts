@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
-import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
+import { createCheckedApp } from 'dsh-invariants/vitest'
 import { messageText, userText } from 'dsh-llm'
 import {
   type ScriptStep,
@@ -15,8 +15,6 @@ import {
 import type { Session } from 'dsh-session'
 import { describe, expect, it } from 'vitest'
 import { FinishTool, ReadFileTool, RunTestsTool } from '../snippets/tools.ts'
-
-installInvariantGuard()
 
 async function stack(script: readonly ScriptStep[]) {
   const app = await createCheckedApp()
