@@ -1,9 +1,11 @@
 /**
- * `dsh-invariants/vitest-global`: a vitest `globalSetup` module. `setup` empties the totals file;
- * `teardown` sums every test file's line and prints one summary line (also written next to the totals
- * file as `summary.txt`), so a CI log states how many requests were re-derived.
+ * `dsh-invariants/vitest-global`: a vitest `globalSetup` module. `setup` points this run's test files at
+ * a totals file of their own; `teardown` sums every test file's line and prints one summary line (also
+ * written next to the totals file as `summary.txt`), so a CI log states how many requests were
+ * re-derived.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { FileTotals } from './vitest.ts'
 import { totalsFile } from './vitest.ts'
@@ -11,11 +13,16 @@ import { totalsFile } from './vitest.ts'
 const SETUP = Symbol.for('dsh-invariants/global-setup')
 const TEARDOWN = Symbol.for('dsh-invariants/global-teardown')
 
-/** Empties the totals file (once per process, however many projects list this module). */
+/**
+ * Once per process, however many projects list this module: unless `DSH_INVARIANTS_TOTALS` is set
+ * already, sets it to a file unique to this run (so concurrent runs on one machine do not mix), which
+ * the test workers inherit; then empties that file.
+ */
 export function setup(): void {
   const holder = globalThis as { [SETUP]?: boolean }
   if (holder[SETUP] === true) return
   holder[SETUP] = true
+  process.env.DSH_INVARIANTS_TOTALS ??= join(tmpdir(), 'dsh-invariants', `totals-${process.pid}-${Date.now()}.jsonl`)
   rmSync(totalsFile(), { force: true })
 }
 
