@@ -125,6 +125,12 @@ export class LoopAgent implements Agent {
 
   inject(message: UserMessage): void {
     this.assertAlive('inject')
+    if (message === null || typeof message !== 'object' || message.role !== 'user') {
+      throw new AgentLoopError(
+        AgentLoopErrorCode.INVALID_OPTIONS,
+        `Agent.inject: only user messages can be injected`,
+      )
+    }
     if (this.cancellation !== undefined) {
       this.outbox.push(message)
       return

@@ -116,6 +116,7 @@ async function streamOnce(
   let wake: ((value: typeof ABORTED) => void) | undefined
   const onAbort = () => wake?.(ABORTED)
   signal.addEventListener('abort', onAbort, { once: true })
+  let done = false
   try {
     while (true) {
       let next: IteratorResult<StreamChunk> | typeof ABORTED
@@ -127,24 +128,27 @@ async function streamOnce(
               iterator.next().then(resolve, reject)
             })
       } catch (error) {
+        done = true
         if (signal.aborted) return interrupt(env, position, assembler, request)
         return { kind: 'failed', failure: streamFailure(error) }
       }
-      if (next === ABORTED || signal.aborted) {
-        const stop = iterator.return?.bind(iterator)
-        if (stop !== undefined)
-          Promise.resolve()
-            .then(stop)
-            .catch(() => undefined)
-        return interrupt(env, position, assembler, request)
+      if (next === ABORTED || signal.aborted) return interrupt(env, position, assembler, request)
+      if (next.done === true) {
+        done = true
+        break
       }
-      if (next.done === true) break
       session.append('assistant/chunk', { turn, step, chunk: next.value })
       assembler.push(next.value)
     }
   } finally {
     wake = undefined
     signal.removeEventListener('abort', onAbort)
+    // Stopped early (cancelled, or an append was refused): let the stream release its connection.
+    // Not awaited — a stream stuck in an await would hold the turn hostage.
+    if (!done)
+      void Promise.resolve()
+        .then(() => iterator.return?.())
+        .catch(() => undefined)
   }
   const finish = assembler.finishReason()
   if (finish.kind === 'error' || finish.kind === 'aborted') {
