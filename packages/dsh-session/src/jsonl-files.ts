@@ -70,3 +70,14 @@ export async function syncDirectory(dir: string): Promise<void> {
     await handle.close()
   }
 }
+
+/** Cuts `file` to `offset` bytes and syncs it. */
+export async function truncateAt(file: string, offset: number): Promise<void> {
+  const handle = await open(file, 'r+')
+  try {
+    await handle.truncate(offset)
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
+}

@@ -13,7 +13,8 @@ import {
   SESSION_FORMAT,
   SESSION_FORMAT_VERSION,
 } from './jsonl-codec.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, writeDurably } from './jsonl-files.ts'
+import { alreadyExists, notFound, seqMismatch, storageError } from './jsonl-errors.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './jsonl-files.ts'
 import { readLines } from './jsonl-lines.ts'
 import { type ScanState, scanSession } from './jsonl-scan.ts'
 import { errorCode, FileLock } from './lock.ts'
@@ -388,40 +389,4 @@ export class JsonlStorage implements SessionStorage {
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
   }
-}
-
-async function truncateAt(file: string, offset: number): Promise<void> {
-  const handle = await open(file, 'r+')
-  try {
-    await handle.truncate(offset)
-    await handle.datasync()
-  } finally {
-    await handle.close()
-  }
-}
-
-function storageError(message: string, where: SessionError['where'], cause: unknown): SessionError {
-  return new SessionError(SessionErrorCode.STORAGE, message, where, { cause })
-}
-
-function seqMismatch(sessionId: string, file: string, why: string, seq: number): SessionError {
-  return new SessionError(SessionErrorCode.SEQ_MISMATCH, `session ${sessionId} (${file}): ${why}`, {
-    sessionId,
-    file,
-    seq,
-  })
-}
-
-function notFound(sessionId: string, file: string): SessionError {
-  return new SessionError(SessionErrorCode.NOT_FOUND, `session ${sessionId} not found (${file})`, {
-    sessionId,
-    file,
-  })
-}
-
-function alreadyExists(sessionId: string, file: string): SessionError {
-  return new SessionError(SessionErrorCode.ALREADY_EXISTS, `session ${sessionId} already exists (${file})`, {
-    sessionId,
-    file,
-  })
 }
