@@ -69,7 +69,7 @@ export function installInvariantGuard(): void {
   if (installed) return
   installed = true
   const registries = new Set<InvariantRegistry>()
-  observeRegistries((registry) => {
+  const stopObserving = observeRegistries((registry) => {
     registries.add(registry)
   })
   let unexpected = 0
@@ -87,6 +87,7 @@ export function installInvariantGuard(): void {
     )
   })
   afterAll(() => {
+    stopObserving()
     const totals: FileTotals = {
       file: testFile,
       registries: registries.size,
