@@ -29,7 +29,9 @@ function snippet(file: string, region: string | undefined): string {
 /** Every `<!-- snippet: ... -->` marker of a markdown file, with the ts block that follows it. */
 function markedBlocks(markdown: string): { file: string; region: string | undefined; code: string }[] {
   const found = []
-  for (const match of markdown.matchAll(/<!-- snippet: ([\w.-]+)(?:#([\w-]+))? -->\n```ts\n([\s\S]*?)```/g)) {
+  for (const match of markdown.matchAll(
+    /<!-- snippet: ([\w./-]+)(?:#([\w-]+))? -->\n```ts\n([\s\S]*?)```/g,
+  )) {
     found.push({ file: match[1] ?? '', region: match[2], code: match[3] ?? '' })
   }
   return found
