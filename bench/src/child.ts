@@ -1,13 +1,10 @@
 /** The jobs a child process can run, one measured thing per fresh process. */
 import { join } from 'node:path'
-import { runAiSdk } from './loop/ai-sdk.ts'
-import { type DshLoopMode, runDshLoop } from './loop/dsh.ts'
-import { runFloor } from './loop/floor.ts'
-import { runPiAgent } from './loop/pi-agent.ts'
+import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
-import { type AssemblyResult, measureAssembly } from './scenarios/assembly.ts'
-import { measureScale, type ScaleResult } from './scenarios/scale.ts'
-import { type AppendResult, type LoadResult, measureAppend, measureLoad } from './scenarios/storage.ts'
+import type { AssemblyResult } from './scenarios/assembly.ts'
+import type { ScaleResult } from './scenarios/scale.ts'
+import type { AppendResult, LoadResult } from './scenarios/storage.ts'
 
 /** Closed: the harnesses of the tool-loop scenario. */
 export type LoopHarness =
@@ -77,19 +74,22 @@ export type JobResult<J extends Job> = J extends LoopJob
           ? ScaleResult
           : never
 
-/** Runs `job` in this process and returns its result. */
+/**
+ * Runs `job` in this process and returns its result. Modules are imported per job, so a child
+ * loads only the harness it measures (peak RSS is that harness's own).
+ */
 export async function runJob(job: Job): Promise<unknown> {
   switch (job.kind) {
     case 'loop':
       return runLoop(job)
     case 'assembly':
-      return measureAssembly(job.impl, job.deltas, job.blocks)
+      return (await import('./scenarios/assembly.ts')).measureAssembly(job.impl, job.deltas, job.blocks)
     case 'storage-append':
-      return measureAppend(job.impl, job.events, job.batch, job.dir)
+      return (await import('./scenarios/storage.ts')).measureAppend(job.impl, job.events, job.batch, job.dir)
     case 'storage-load':
-      return measureLoad(job.impl, job.dir)
+      return (await import('./scenarios/storage.ts')).measureLoad(job.impl, job.dir)
     case 'scale':
-      return measureScale(job.impl, job.agents, job.steps)
+      return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
     default:
       return unreachable(job)
   }
@@ -99,10 +99,10 @@ async function runLoop(job: LoopJob): Promise<LoopSummary> {
   const recorder = new StepRecorder(job.steps)
   switch (job.harness) {
     case 'floor':
-      await runFloor(job.steps, recorder, { kind: 'memory' })
+      await (await import('./loop/floor.ts')).runFloor(job.steps, recorder, { kind: 'memory' })
       break
     case 'floor-jsonl':
-      await runFloor(job.steps, recorder, {
+      await (await import('./loop/floor.ts')).runFloor(job.steps, recorder, {
         kind: 'jsonl',
         file: join(job.dir, 'floor.jsonl'),
         sync: 'fdatasync',
@@ -110,15 +110,15 @@ async function runLoop(job: LoopJob): Promise<LoopSummary> {
       })
       break
     case 'pi-agent-core':
-      await runPiAgent(job.steps, recorder)
+      await (await import('./loop/pi-agent.ts')).runPiAgent(job.steps, recorder)
       break
     case 'ai-sdk':
-      await runAiSdk(job.steps, recorder)
+      await (await import('./loop/ai-sdk.ts')).runAiSdk(job.steps, recorder)
       break
     case 'dsh-memory':
     case 'dsh-jsonl':
     case 'dsh-invariants':
-      await runDshLoop(job.steps, recorder, dshMode(job.harness), job.dir)
+      await (await import('./loop/dsh.ts')).runDshLoop(job.steps, recorder, dshMode(job.harness), job.dir)
       break
     default:
       return unreachable(job.harness)

@@ -13,9 +13,15 @@ export interface LoopSummary {
   readonly cpuUs: number
   /** Median wall of the last tenth of steps over the first tenth. */
   readonly growth: number
-  /** Median wall per step of the first and last tenth, µs. */
+  /** Median wall per step of the first, middle (steps 451–550 of 1,000) and last tenth, µs. */
   readonly firstUs: number
+  readonly midUs: number
   readonly lastUs: number
+  /**
+   * Median of the last tenth over the middle tenth: growth with JIT warm-up out of the picture
+   * (the first tenth is slow while code is compiled, which can hide a cost that grows with n).
+   */
+  readonly lateGrowth: number
   /** Peak resident set size of the process, MB. */
   readonly peakRssMb: number
   /** Wall time of the whole turn, ms. */
@@ -68,6 +74,9 @@ export class StepRecorder {
   summary(): LoopSummary {
     const wall = this.wall.subarray(0, this.count)
     const window = Math.max(1, Math.floor(this.count / 10))
+    const midStart = Math.floor((this.count - window) / 2)
+    const midUs = median(wall.subarray(midStart, midStart + window))
+    const lastUs = median(wall.subarray(this.count - window))
     return {
       steps: this.count,
       wallUs: median(wall),
@@ -75,7 +84,9 @@ export class StepRecorder {
       cpuUs: median(this.cpu.subarray(0, this.count)),
       growth: growth(wall),
       firstUs: median(wall.subarray(0, window)),
-      lastUs: median(wall.subarray(this.count - window)),
+      midUs,
+      lastUs,
+      lateGrowth: lastUs / midUs,
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       totalMs: this.lastWall - this.startWall,
     }

@@ -1,5 +1,5 @@
 /** Result rows, the markdown table and the machine line. */
-import { cpus } from 'node:os'
+import { cpus, loadavg } from 'node:os'
 
 /** One line of the results table: a dsh figure next to a baseline measured in the same run. */
 export interface Row {
@@ -73,9 +73,15 @@ export function table(rows: readonly (Row | FailedRow)[]): string {
   return lines.join('\n')
 }
 
-/** CPU model, core count, Node version and date: the line every result file carries. */
+/**
+ * CPU model, core count, Node version, date, and the load average when the run ended (how busy the
+ * shared machine was): the line every result file carries.
+ */
 export function machineLine(date: Date = new Date()): string {
   const list = cpus()
   const model = list[0]?.model.trim() ?? 'unknown CPU'
-  return `Machine: ${model}, ${list.length} cores, Node ${process.version}, ${process.platform}/${process.arch}, ${date.toISOString()}`
+  const load = loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' / ')
+  return `Machine: ${model}, ${list.length} cores, Node ${process.version}, ${process.platform}/${process.arch}, ${date.toISOString()}, load average ${load} (1/5/15 min)`
 }

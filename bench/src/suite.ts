@@ -24,13 +24,13 @@ export async function runSuite(plan: Plan, dir: string, log: Progress): Promise<
 
   log(`tool loop: ${plan.loopSteps} steps × ${plan.runs} runs × ${plan.loopHarnesses.length} harnesses`)
   const loops = await measureLoops(plan.loopHarnesses, plan.loopSteps, plan.runs, dir)
-  rows.push(...loopRows(loops))
+  rows.push(...loopRows(loops).filter((x) => x !== undefined))
   details.push(loopTable(loops, plan.loopSteps))
 
   if (plan.longSteps > 0) {
     log(`long tool loop: ${plan.longSteps} steps × ${plan.longRuns} runs`)
     const long = await measureLoops(plan.longHarnesses, plan.longSteps, plan.longRuns, dir)
-    rows.push(...longRows(long, plan.longSteps))
+    rows.push(...longRows(long, plan.longSteps).filter((x) => x !== undefined))
     details.push(loopTable(long, plan.longSteps))
   }
 
@@ -49,7 +49,7 @@ export async function runSuite(plan: Plan, dir: string, log: Progress): Promise<
   log(`scale: ${plan.scaleAgents} agents`)
   rows.push(
     ...(await guarded('scale-delay', '5 scale', () =>
-      scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.runs),
+      scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns),
     )),
   )
 
@@ -58,7 +58,7 @@ export async function runSuite(plan: Plan, dir: string, log: Progress): Promise<
     `# dsh benchmark results (${plan.name})`,
     '',
     machineLine(),
-    `Suite wall time: ${seconds.toFixed(0)} s; every figure is the median of ${plan.runs} fresh-process runs unless noted.`,
+    `Suite wall time: ${seconds.toFixed(0)} s. Figures are medians of fresh-process runs: ${plan.runs} for the ${plan.loopSteps.toLocaleString('en-US')}-step loop, assembly and storage${plan.longSteps > 0 ? `; ${plan.longRuns} for the ${plan.longSteps.toLocaleString('en-US')}-step loop` : ''}; ${plan.scaleRuns} for scale.`,
     '',
     table(rows),
     '',
@@ -81,7 +81,7 @@ async function guarded(
   }
 }
 
-function loopRows(r: ReadonlyMap<LoopHarness, LoopOutcome>): (Row | FailedRow)[] {
+function loopRows(r: ReadonlyMap<LoopHarness, LoopOutcome>): (Row | FailedRow | undefined)[] {
   const s1 = '1 tool loop'
   const wall = 'wall µs/step (median)'
   const rows = [
@@ -132,6 +132,14 @@ function loopRows(r: ReadonlyMap<LoopHarness, LoopOutcome>): (Row | FailedRow)[]
       check: (_x, v) => v <= 1.3,
     }),
     compare(r, {
+      id: 'loop-late-growth',
+      scenario: s1,
+      metric: 'in-memory, late growth (steps 901–1000 / 451–550)',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'lateGrowth',
+    }),
+    compare(r, {
       id: 'loop-rss',
       scenario: s1,
       metric: 'in-memory, peak RSS MB',
@@ -173,11 +181,19 @@ function loopRows(r: ReadonlyMap<LoopHarness, LoopOutcome>): (Row | FailedRow)[]
       baseline: 'dsh-memory',
       field: 'growth',
     }),
+    compare(r, {
+      id: 'inv-late-growth',
+      scenario: '2 invariants on',
+      metric: 'late growth (steps 901–1000 / 451–550)',
+      dsh: 'dsh-invariants',
+      baseline: 'dsh-memory',
+      field: 'lateGrowth',
+    }),
   ]
   return rows
 }
 
-function longRows(r: ReadonlyMap<LoopHarness, LoopOutcome>, steps: number): (Row | FailedRow)[] {
+function longRows(r: ReadonlyMap<LoopHarness, LoopOutcome>, steps: number): (Row | FailedRow | undefined)[] {
   const s1 = `1 tool loop, ${steps.toLocaleString('en-US')} steps`
   return [
     compare(r, {

@@ -7,8 +7,6 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { dshScaleRun } from '../loop/dsh.ts'
-import { piScaleRun } from '../loop/pi-agent.ts'
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median } from '../stats.ts'
@@ -44,10 +42,14 @@ export async function measureScale(
   steps: number,
 ): Promise<ScaleResult> {
   // Load the implementation's modules and warm its code paths before the heap baseline.
-  const warm = impl === 'dsh' ? await dshScaleRun(1, steps) : await piScaleRun(1, steps)
+  const create =
+    impl === 'dsh'
+      ? (await import('../loop/dsh.ts')).dshScaleRun
+      : (await import('../loop/pi-agent.ts')).piScaleRun
+  const warm = await create(1, steps)
   await warm.start()
   const before = collect()
-  const run = impl === 'dsh' ? await dshScaleRun(agents, steps) : await piScaleRun(agents, steps)
+  const run = await create(agents, steps)
   const delay = monitorEventLoopDelay({ resolution: 1 })
   delay.enable()
   const started = performance.now()

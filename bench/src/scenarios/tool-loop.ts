@@ -55,13 +55,18 @@ function combine(list: readonly LoopSummary[]): LoopFigures {
     cpuUs: pick('cpuUs'),
     growth: pick('growth'),
     firstUs: pick('firstUs'),
+    midUs: pick('midUs'),
     lastUs: pick('lastUs'),
+    lateGrowth: pick('lateGrowth'),
     peakRssMb: pick('peakRssMb'),
     totalMs: pick('totalMs'),
   }
 }
 
-/** A comparison row between two measured harnesses, or a failed row naming the missing one. */
+/**
+ * A comparison row between two harnesses, a failed row when one of them failed, or `undefined`
+ * when the plan did not run one of them.
+ */
 export function compare(
   results: ReadonlyMap<LoopHarness, LoopOutcome>,
   spec: {
@@ -74,9 +79,10 @@ export function compare(
     readonly target?: string
     readonly check?: (ratio: number, dsh: number) => boolean
   },
-): Row | FailedRow {
+): Row | FailedRow | undefined {
   const a = results.get(spec.dsh)
   const b = results.get(spec.baseline)
+  if (!results.has(spec.dsh) || !results.has(spec.baseline)) return undefined
   const failed = [a, b].find((x) => x === undefined || !x.ok)
   if (a === undefined || b === undefined || !a.ok || !b.ok) {
     const error = failed !== undefined && failed.ok === false ? failed.error : 'not measured'
@@ -97,19 +103,19 @@ export function compare(
 /** The per-harness detail table of a tool-loop measurement. */
 export function loopTable(results: ReadonlyMap<LoopHarness, LoopOutcome>, steps: number): string {
   const lines = [
-    `| harness (${steps.toLocaleString('en-US')} steps) | wall µs/step (median) | CPU µs/step | mean µs/step | first → last tenth µs | growth | peak RSS MB |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| harness (${steps.toLocaleString('en-US')} steps) | wall µs/step (median) | CPU µs/step | mean µs/step | first → middle → last tenth µs | growth | late growth | peak RSS MB |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const [harness, outcome] of results) {
     if (!outcome.ok) {
       lines.push(
-        `| ${harness} | failed: ${outcome.error.replaceAll('|', '/').replaceAll('\n', ' ')} | | | | | |`,
+        `| ${harness} | failed: ${outcome.error.replaceAll('|', '/').replaceAll('\n', ' ')} | | | | | | |`,
       )
       continue
     }
     const f = outcome.figures
     lines.push(
-      `| ${harness} | ${f.wallUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.meanWallUs.toFixed(1)} | ${f.firstUs.toFixed(1)} → ${f.lastUs.toFixed(1)} | ${f.growth.toFixed(2)} | ${f.peakRssMb.toFixed(0)} |`,
+      `| ${harness} | ${f.wallUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.meanWallUs.toFixed(1)} | ${f.firstUs.toFixed(1)} → ${f.midUs.toFixed(1)} → ${f.lastUs.toFixed(1)} | ${f.growth.toFixed(2)} | ${f.lateGrowth.toFixed(2)} | ${f.peakRssMb.toFixed(0)} |`,
     )
   }
   return lines.join('\n')
