@@ -1,7 +1,7 @@
 /**
- * The checks around the real agent loop (dsh-agent-loop is a devDependency of this package only: the
- * runtime direction stays llm ← session ← invariants). A recorded loop session must pass every check
- * online, re-derive offline to exactly the requests the model saw, and pass the CLI.
+ * Every invariant check around the real agent loop. A recorded loop session must pass every check
+ * online, re-derive offline to exactly the requests the model saw, and pass the CLI. (It lives here,
+ * not in dsh-invariants, so that no package depends on dsh-agent-loop, not even for its tests.)
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,7 +15,7 @@ import { scriptedAdapter, textResponse, toolCallsResponse } from 'dsh-llm/testin
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { requireFreshBuild, run } from './cli-run.ts'
+import { requireFreshBuild, run } from '../../dsh-invariants/test/cli-run.ts'
 
 installInvariantGuard()
 
