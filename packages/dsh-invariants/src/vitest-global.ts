@@ -22,7 +22,11 @@ export function setup(): void {
   const holder = globalThis as { [SETUP]?: boolean }
   if (holder[SETUP] === true) return
   holder[SETUP] = true
-  process.env.DSH_INVARIANTS_TOTALS ??= join(tmpdir(), 'dsh-invariants', `totals-${process.pid}-${Date.now()}.jsonl`)
+  process.env.DSH_INVARIANTS_TOTALS ??= join(
+    tmpdir(),
+    'dsh-invariants',
+    `totals-${process.pid}-${Date.now()}.jsonl`,
+  )
   rmSync(totalsFile(), { force: true })
 }
 
