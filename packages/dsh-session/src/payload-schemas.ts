@@ -13,7 +13,14 @@ const nonEmpty = z.string().min(1)
  * An open tagged union: `tag` must be a string; a known tag is checked against its schema (issues
  * keep their paths), an unknown tag passes through unchanged.
  */
-function openUnion(tag: 'type' | 'kind', known: () => Readonly<Record<string, z.ZodType>>): z.ZodType {
+function openUnion(tag: 'type' | 'kind', build: () => Readonly<Record<string, z.ZodType>>): z.ZodType {
+  // Built on first use (the content-block table refers to itself) and then kept: building zod
+  // schemas per parse would dominate the cost of every append.
+  let table: Readonly<Record<string, z.ZodType>> | undefined
+  const known = () => {
+    table ??= build()
+    return table
+  }
   return z.looseObject({ [tag]: z.string() }).superRefine((value, ctx) => {
     const tagValue = value[tag]
     if (typeof tagValue !== 'string' || !Object.hasOwn(known(), tagValue)) return
@@ -38,9 +45,7 @@ const contentBlockSchemas: Readonly<Record<string, z.ZodType>> = {
   'tool-result': z.object({
     type: z.literal('tool-result'),
     toolCallId: nonEmpty,
-    get content() {
-      return z.array(contentBlockSchema)
-    },
+    content: z.array(z.lazy(() => contentBlockSchema)),
     isError: z.boolean().optional(),
   }),
 }

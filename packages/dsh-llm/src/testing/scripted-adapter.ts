@@ -70,7 +70,9 @@ export function scriptedAdapter(script: readonly ScriptStep[]): ScriptedAdapter 
     },
     stream(request: LlmRequest): AsyncIterable<StreamChunk> {
       const { signal: _signal, ...recorded } = request
-      requests.push(frozenCopy(recorded))
+      // Loop-built requests are deep-frozen already: keep their parts instead of copying the whole
+      // history on every call (that would make a long scripted run quadratic).
+      requests.push(Object.isFrozen(request) ? Object.freeze(recorded) : frozenCopy(recorded))
       const callIndex = requests.length - 1
       return play(script, callIndex, request)
     },
