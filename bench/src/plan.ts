@@ -60,9 +60,9 @@ export const QUICK: Plan = {
   longRuns: 0,
   longHarnesses: [],
   assemblyDeltas: 200_000,
-  storageEvents: 20_000,
+  storageEvents: 10_000,
   storageBatches: [100],
-  scaleAgents: 200,
+  scaleAgents: 100,
   scaleSteps: 10,
   scaleRuns: 1,
 }
