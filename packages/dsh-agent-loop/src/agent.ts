@@ -5,13 +5,15 @@
 import { randomUUID } from 'node:crypto'
 import type { Context } from 'cordis'
 import {
-  emitContained,
+  type EventBus,
+  eventBus,
   HarnessError,
   llmFailure,
   type Message,
   type RetryPolicy,
   type TurnTrigger,
   type UserMessage,
+  untraced,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
 import { TurnCancellation } from './cancel.ts'
@@ -59,18 +61,26 @@ export class LoopAgent implements Agent {
   private driver: Promise<void> | undefined
   private readonly flushes = new Set<Promise<void>>()
   private prefix: readonly Message[] | undefined
+  private readonly bus: EventBus
 
   constructor(private readonly setup: AgentSetup) {
     const { ctx, session, options } = setup
+    // Resolved once: every access through the cordis context costs a tracing proxy.
+    const bus = eventBus(ctx)
+    const llm = untraced(ctx.llm)
+    const toolRegistry = untraced(ctx.tools)
+    this.bus = bus
     this.session = session
-    this.inbox = new ReactLoopInbox(ctx.sessionProjections, session, {
-      inserted: (message) => emitContained(ctx, 'agent/inbox/inserted', [this, { message }]),
-      discarded: (message) => emitContained(ctx, 'agent/inbox/discarded', [this, { message }]),
-      claimed: (message, turn) => emitContained(ctx, 'agent/inbox/claimed', [this, { message, turn }]),
+    this.inbox = new ReactLoopInbox(untraced(ctx.sessionProjections), session, {
+      inserted: (message) => bus.emit('agent/inbox/inserted', [this, { message }]),
+      discarded: (message) => bus.emit('agent/inbox/discarded', [this, { message }]),
+      claimed: (message, turn) => bus.emit('agent/inbox/claimed', [this, { message, turn }]),
     })
     const currentPrefix = (): readonly Message[] => this.prefix ?? EMPTY_PREFIX
     const model: ModelCallEnv = {
-      ctx,
+      bus,
+      llm,
+      tools: toolRegistry,
       session,
       options,
       policy: setup.policy,
@@ -80,14 +90,14 @@ export class LoopAgent implements Agent {
       firstRequest: true,
     }
     const tools: ToolBatchEnv = {
-      ctx,
+      bus,
       session,
       outbox: this.outbox,
-      offered: (name) => ctx.tools.select(options.tools).find((tool) => tool.info.name === name),
+      offered: (name) => toolRegistry.select(options.tools).find((tool) => tool.info.name === name),
       maxConcurrency: setup.maxToolConcurrency,
     }
     this.host = {
-      ctx,
+      bus,
       agent: this,
       session,
       inbox: this.inbox,
@@ -182,7 +192,7 @@ export class LoopAgent implements Agent {
             ),
       )
     }
-    emitContained(this.setup.ctx, 'agent/disposed', [this])
+    this.bus.emit('agent/disposed', [this])
   }
 
   private assertAlive(operation: string): void {
@@ -292,7 +302,7 @@ export class LoopAgent implements Agent {
 
   private async sessionPrefix(signal: AbortSignal): Promise<readonly Message[]> {
     if (this.prefix !== undefined) return this.prefix
-    const composed = await composeSessionPrefix(this.setup.ctx, this, signal)
+    const composed = await composeSessionPrefix(this.bus, this, signal)
     if (signal.aborted) throw signal.reason
     this.prefix = composed
     return composed
@@ -301,10 +311,10 @@ export class LoopAgent implements Agent {
   private setStatus(status: AgentStatus): void {
     if (this.currentStatus === status) return
     this.currentStatus = status
-    emitContained(this.setup.ctx, 'agent/status', [this, status])
+    this.bus.emit('agent/status', [this, status])
   }
 
   private report(error: HarnessError): void {
-    emitContained(this.setup.ctx, 'agent/error', [this, error])
+    this.bus.emit('agent/error', [this, error])
   }
 }

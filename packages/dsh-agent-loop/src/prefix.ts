@@ -2,8 +2,7 @@
  * The session prefix: request-only opening messages composed once per loop instance by the
  * `agent/session-prefix` waterfall, recorded in the request header, never in `deriveMessages()`.
  */
-import type { Context } from 'cordis'
-import { frozenCopy, type Message } from 'dsh-llm'
+import { type EventBus, frozenCopy, type Message } from 'dsh-llm'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import type { Agent } from './types.ts'
 
@@ -26,12 +25,12 @@ function isMessage(value: unknown): value is Message {
  * returns something other than an array of messages.
  */
 export async function composeSessionPrefix(
-  ctx: Context,
+  bus: EventBus,
   agent: Agent,
   signal: AbortSignal,
 ): Promise<readonly Message[]> {
   const result: unknown = await awaitListeners('agent/session-prefix', agent, signal, () =>
-    ctx.waterfall('agent/session-prefix', { agent, signal }, async () => EMPTY),
+    bus.waterfall('agent/session-prefix', { agent, signal }, async () => EMPTY),
   )
   if (!Array.isArray(result) || !result.every(isMessage)) {
     throw listenerFailed(

@@ -3,15 +3,23 @@
  * it when owed, and build the request from the log. `buildLoopRequest` is the loop's only way to a
  * model request.
  */
-import type { Context } from 'cordis'
-import { deepFreeze, type LlmCallConfig, type LlmRequest, type Message, markLoopRequest } from 'dsh-llm'
+import {
+  deepFreeze,
+  type EventBus,
+  type LlmCallConfig,
+  type LlmRequest,
+  type Message,
+  markLoopRequest,
+} from 'dsh-llm'
 import { canonicalHeader, composeRequest, headersEqual, type RequestHeader, type Session } from 'dsh-session'
 import { awaitListeners, listenerFailed } from './hooks.ts'
+import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, TurnPosition } from './types.ts'
 
 /** What rendering a header needs from the agent. */
 export interface HeaderSource {
-  readonly ctx: Context
+  readonly bus: EventBus
+  readonly tools: ToolRegistry
   readonly options: AgentOptions
   /** The instance's composed session prefix (empty when absent). */
   readonly prefix: readonly Message[]
@@ -47,10 +55,10 @@ function isConfig(value: unknown): value is LlmCallConfig {
  * `LISTENER_FAILED` for a throwing listener or an invalid result, or with the abort error.
  */
 export async function renderHeader(source: HeaderSource, position: TurnPosition): Promise<RequestHeader> {
-  const { ctx, options } = source
+  const { bus, options } = source
   const base = options.system
   const system: unknown = await awaitListeners('agent/system-prompt', position.agent, position.signal, () =>
-    ctx.waterfall('agent/system-prompt', { ...position, base }, async () => base),
+    bus.waterfall('agent/system-prompt', { ...position, base }, async () => base),
   )
   if (system !== undefined && typeof system !== 'string') {
     throw listenerFailed(
@@ -61,7 +69,7 @@ export async function renderHeader(source: HeaderSource, position: TurnPosition)
   }
   const seed = configSeed(options)
   const config: unknown = await awaitListeners('agent/request', position.agent, position.signal, () =>
-    ctx.waterfall('agent/request', { ...position, config: seed }, async () => seed),
+    bus.waterfall('agent/request', { ...position, config: seed }, async () => seed),
   )
   if (!isConfig(config)) {
     throw listenerFailed(
@@ -70,7 +78,7 @@ export async function renderHeader(source: HeaderSource, position: TurnPosition)
       `returned ${JSON.stringify(config)}, not a call config`,
     )
   }
-  const tools = ctx.tools.select(options.tools).map((tool) => tool.schema)
+  const tools = source.tools.select(options.tools).map((tool) => tool.schema)
   const header: { -readonly [K in keyof RequestHeader]: RequestHeader[K] } = { config: pickConfig(config) }
   if (system !== undefined) header.system = system
   if (tools.length > 0) header.tools = tools

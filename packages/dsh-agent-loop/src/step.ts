@@ -3,14 +3,15 @@
  * stream it (every chunk logged as `assistant/chunk`), assemble, and append the answer. Provider
  * failures go through `agent/request-error`, which may retry inside the same step.
  */
-import type { Context } from 'cordis'
 import {
   type AssistantMessage,
   BlockAssembler,
   createAssistantMessage,
+  type EventBus,
   type FinishReason,
   type LlmFailure,
   type LlmRequest,
+  type LlmRuntime,
   llmFailure,
   type Message,
   type RetryPolicy,
@@ -22,11 +23,14 @@ import { sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, recordHeader, renderHeader } from './request.ts'
+import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
 
 /** What a model call needs from its agent. */
 export interface ModelCallEnv {
-  readonly ctx: Context
+  readonly bus: EventBus
+  readonly llm: LlmRuntime
+  readonly tools: ToolRegistry
   readonly session: Session
   readonly options: AgentOptions
   readonly policy: RetryPolicy
@@ -83,7 +87,7 @@ async function requestErrorDecision(
     return delayMs === undefined ? { kind: 'fail' } : { kind: 'retry', delayMs }
   }
   const decision: unknown = await awaitListeners('agent/request-error', position.agent, position.signal, () =>
-    env.ctx.waterfall('agent/request-error', { ...position, failure, attempt }, fallback),
+    env.bus.waterfall('agent/request-error', { ...position, failure, attempt }, fallback),
   )
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; delayMs?: unknown }
@@ -109,7 +113,7 @@ async function streamOnce(
   const assembler = new BlockAssembler()
   let iterator: AsyncIterator<StreamChunk>
   try {
-    iterator = env.ctx.llm.stream(request)[Symbol.asyncIterator]()
+    iterator = env.llm.stream(request)[Symbol.asyncIterator]()
   } catch (error) {
     return { kind: 'failed', failure: streamFailure(error) }
   }

@@ -2,8 +2,7 @@
  * Executing one tool call: argument validation, `tools/pre-execute`, the durability barrier, the
  * body, `tools/post-execute`. Every failure becomes an error outcome; nothing here throws.
  */
-import type { Context } from 'cordis'
-import type { ContentBlock, ToolCallBlock, UserMessage } from 'dsh-llm'
+import type { ContentBlock, EventBus, ToolCallBlock, UserMessage } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
 import { z } from 'zod'
 import { isAbort, untilAborted } from './cancel.ts'
@@ -14,7 +13,7 @@ import type { ToolOutput, ToolPostExecuteResult, ToolPreExecuteDecision, TurnPos
 
 /** What executing a call needs from its agent. */
 export interface ToolCallEnv {
-  readonly ctx: Context
+  readonly bus: EventBus
   readonly session: Session
 }
 
@@ -100,7 +99,7 @@ async function executeChecked(
   const args: unknown = parsed.data
   const input = { ...position, call, tool: tool.info, args }
   const decision: ToolPreExecuteDecision = await awaitListeners('tools/pre-execute', agent, signal, () =>
-    env.ctx.waterfall('tools/pre-execute', input, async () => ({ kind: 'allow' }) as const),
+    env.bus.waterfall('tools/pre-execute', input, async () => ({ kind: 'allow' }) as const),
   )
   if (decision?.kind === 'deny') {
     return failedCall(AgentLoopErrorCode.TOOL_DENIED, `${label} was denied: ${String(decision.reason)}`)
@@ -135,7 +134,7 @@ async function executeChecked(
   // when the turn is cancelled meanwhile. Listeners see the aborted signal and may hurry.
   let post: ToolPostExecuteResult
   try {
-    post = await env.ctx.waterfall('tools/post-execute', { ...input, output }, async () => output)
+    post = await env.bus.waterfall('tools/post-execute', { ...input, output }, async () => output)
   } catch (thrown) {
     return failedCall(
       AgentLoopErrorCode.LISTENER_FAILED,

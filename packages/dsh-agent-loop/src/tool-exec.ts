@@ -3,8 +3,7 @@
  * itself, and `tool/result`s committed strictly in model order. Parallel-safe tools run
  * concurrently up to the cap; an exclusive tool runs alone. Calls start in model order.
  */
-import type { Context } from 'cordis'
-import { createToolResultMessage, type ToolCallBlock } from 'dsh-llm'
+import { createToolResultMessage, type EventBus, type ToolCallBlock } from 'dsh-llm'
 import type { Session } from 'dsh-session'
 import { AgentLoopErrorCode } from './errors.ts'
 import type { Outbox } from './outbox.ts'
@@ -14,7 +13,7 @@ import type { TurnPosition } from './types.ts'
 
 /** What a tool batch needs from its agent. */
 export interface ToolBatchEnv {
-  readonly ctx: Context
+  readonly bus: EventBus
   readonly session: Session
   readonly outbox: Outbox
   /** The tools this agent offers (the `tools` option), resolved when the batch runs. */

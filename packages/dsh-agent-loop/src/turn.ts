@@ -3,8 +3,8 @@
  * entered batch → model call → tools → outbox drain → `step/end` → continue or stop → `turn/end`.
  * One turn is exactly one execution of this loop.
  */
-import type { Context } from 'cordis'
 import {
+  type EventBus,
   HarnessError,
   LlmError,
   llmFailure,
@@ -24,7 +24,7 @@ import type { Agent, PreStepDecision, TurnPosition } from './types.ts'
 
 /** What a turn needs from its agent. */
 export interface TurnHost {
-  readonly ctx: Context
+  readonly bus: EventBus
   readonly agent: Agent
   readonly session: Session
   readonly inbox: ReactLoopInbox
@@ -123,7 +123,7 @@ async function runSteps(
     if (outcome.finish.kind === 'max-tokens') return MAX_TOKENS
     if (outcome.toolCalls.length === 0 && host.inbox.nextStep.length === 0) {
       await awaitListeners('agent/turn-stopping', agent, signal, () =>
-        host.ctx.serial('agent/turn-stopping', position),
+        host.bus.serial('agent/turn-stopping', position),
       )
       if (host.inbox.nextStep.length === 0) return COMPLETED
     }
@@ -141,7 +141,7 @@ async function preStep(
 ): Promise<PreStepDecision> {
   const input = { ...position, messages, sessionPrefix }
   const decision: unknown = await awaitListeners('agent/pre-step', position.agent, position.signal, () =>
-    host.ctx.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
+    host.bus.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
   )
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; messages?: unknown }

@@ -1,6 +1,7 @@
 export { BlockAssembler, type BlockAssemblerOptions } from './assembler.ts'
 export { assertNever } from './assert.ts'
 export { HarnessError, LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
+export { type EventBus, eventBus, type ListenerErrorHandler } from './event-bus.ts'
 export { type DeepReadonly, deepFreeze, frozenCopy } from './freeze.ts'
 export {
   type Brand,
@@ -23,7 +24,7 @@ export {
   type UserMessage,
   userText,
 } from './messages.ts'
-export { emitContained, type ListenerErrorHandler } from './notify.ts'
+export { emitContained } from './notify.ts'
 export type {
   JsonSchema,
   LlmAdapter,
@@ -36,6 +37,7 @@ export { type LoopRequestMark, loopRequestMark, markLoopRequest } from './reques
 export { type RetryOptions, type RetryPolicy, resolveRetryPolicy } from './retry.ts'
 export { LlmRuntime, LlmRuntime as default } from './runtime.ts'
 export type { StreamChunk, StreamChunkType, Usage } from './stream.ts'
+export { untraced } from './untraced.ts'
 export type {
   ContentBlock,
   ContentBlockMap,

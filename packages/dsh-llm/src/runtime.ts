@@ -1,6 +1,7 @@
 /** `ctx.llm`: the adapter registry and the `llm/stream` waterfall around every model call. */
 import { type Context, Service } from 'cordis'
 import { HarnessError, LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
+import { type EventBus, eventBus } from './event-bus.ts'
 import type { LlmAdapter, LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
 
@@ -24,9 +25,11 @@ declare module 'cordis' {
  */
 export class LlmRuntime extends Service {
   private readonly adapters = new Map<string, LlmAdapter>()
+  private readonly bus: EventBus
 
   constructor(ctx: Context) {
     super(ctx, 'llm')
+    this.bus = eventBus(ctx)
   }
 
   /**
@@ -92,7 +95,7 @@ export class LlmRuntime extends Service {
    * be able to fail loudly.
    */
   stream(request: LlmRequest): AsyncIterable<StreamChunk> {
-    return this.ctx.waterfall('llm/stream', request, () =>
+    return this.bus.waterfall('llm/stream', request, () =>
       guardedStream(this.adapters.get(request.provider), request),
     )
   }

@@ -3,11 +3,10 @@
  * plugin provides `ctx.sessionProjections`, so `await app.plugin(Sessions)` gives both services.
  */
 import { type Context, Service } from 'cordis'
-import { emitContained, newSessionId, type SessionId } from 'dsh-llm'
+import { emitContained, eventBus, newSessionId, type SessionId } from 'dsh-llm'
 import { forkSeed } from './fork.ts'
 import { SESSION_FORMAT_VERSION } from './jsonl-codec.ts'
 import { MemoryStorage } from './memory-storage.ts'
-import { containedEmitter } from './notify.ts'
 import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
@@ -66,13 +65,12 @@ export class Sessions extends Service implements SessionStore {
     this.storage = config.storage ?? new MemoryStorage()
     this.clock = config.clock ?? Date.now
     this.projections = new SessionProjectionRegistry(ctx)
-    const emitEvent = containedEmitter(ctx, 'session/event', (error, name) => {
-      ctx.logger('dsh').warn(`listener of ${name} threw: %s`, error instanceof Error ? error.stack : error)
-    })
+    // Resolved once: the per-event notification must not pay cordis's tracing proxies.
+    const bus = eventBus(ctx)
     this.host = {
       notify: (session, event) => {
         this.projections.handleEvent(session, event)
-        emitEvent(session, event)
+        bus.emit('session/event', [session, event])
       },
       guards: () => this.appendGuards,
       now: this.clock,
