@@ -83,6 +83,15 @@ const FIELD_ORDER = [
 ] as const
 
 /**
+ * A read-only list of messages: an array, or a view that joins a header's `messagePrefix` and a
+ * history without copying them.
+ */
+export interface MessageList {
+  readonly length: number
+  at(index: number): Message | undefined
+}
+
+/**
  * Compares `found` (what is about to be sent) with `expected` (what the log implies). Returns
  * `undefined` when they agree, else a sentence naming the first differing field — for `messages`, the
  * first differing index, whether it lies in the header's `messagePrefix` (`prefixLength` messages)
@@ -93,23 +102,54 @@ export function compareRequests(
   found: LlmRequest,
   prefixLength: number,
 ): string | undefined {
+  return compareRequestTo(expected, expected.messages, found, prefixLength)
+}
+
+/**
+ * `compareRequests` with the expected messages given apart from the rest of the expected request
+ * (`expected.messages` is ignored): the incremental check passes a view of its own fold instead of
+ * composing a fresh array per request. A message that is the very same object on both sides is equal
+ * without being walked, so the cost is one identity test per message plus a walk of those that differ
+ * in identity.
+ */
+export function compareRequestTo(
+  expected: LlmRequest,
+  expectedMessages: MessageList,
+  found: LlmRequest,
+  prefixLength: number,
+): string | undefined {
   const a = expected as unknown as Record<string, unknown>
   const b = found as unknown as Record<string, unknown>
-  const rest = [...new Set([...Object.keys(a), ...Object.keys(b)])]
-    .filter((key) => key !== 'signal' && !(FIELD_ORDER as readonly string[]).includes(key))
-    .sort()
-  for (const field of [...FIELD_ORDER, ...rest]) {
-    if (field === 'messages') {
-      const problem = compareMessages(expected.messages, found.messages, prefixLength)
-      if (problem !== undefined) return problem
-      continue
-    }
-    const diff = firstDifference(member(a, field), member(b, field), field)
-    if (diff !== undefined) {
-      return `field ${field} differs at ${diff.path}: the log implies ${excerpt(diff.expected)}, the request has ${excerpt(diff.found)}`
+  for (const field of FIELD_ORDER) {
+    const problem =
+      field === 'messages'
+        ? compareMessages(expectedMessages, found.messages, prefixLength)
+        : compareField(a, b, field)
+    if (problem !== undefined) return problem
+  }
+  const rest: string[] = []
+  for (const record of [a, b]) {
+    for (const key of Object.keys(record)) {
+      if (key !== 'signal' && !KNOWN_FIELDS.has(key) && !rest.includes(key)) rest.push(key)
     }
   }
+  for (const field of rest.sort()) {
+    const problem = compareField(a, b, field)
+    if (problem !== undefined) return problem
+  }
   return undefined
+}
+
+const KNOWN_FIELDS: ReadonlySet<string> = new Set(FIELD_ORDER)
+
+function compareField(
+  a: Record<string, unknown>,
+  b: Record<string, unknown>,
+  field: string,
+): string | undefined {
+  const diff = firstDifference(member(a, field), member(b, field), field)
+  if (diff === undefined) return undefined
+  return `field ${field} differs at ${diff.path}: the log implies ${excerpt(diff.expected)}, the request has ${excerpt(diff.found)}`
 }
 
 function part(index: number, prefixLength: number): string {
@@ -117,17 +157,18 @@ function part(index: number, prefixLength: number): string {
 }
 
 function compareMessages(
-  expected: readonly Message[],
+  expected: MessageList,
   found: readonly Message[],
   prefixLength: number,
 ): string | undefined {
   const length = Math.max(expected.length, found.length)
   for (let i = 0; i < length; i++) {
-    const a = expected[i]
+    const a = expected.at(i)
     const b = found[i]
+    if (a === b) continue
     const where = `field messages differs at index ${i}`
-    const implied = `the log implies ${expected.length} message(s): ${prefixLength} prefix + ${expected.length - prefixLength} history`
     if (a === undefined && b !== undefined) {
+      const implied = `the log implies ${expected.length} message(s): ${prefixLength} prefix + ${expected.length - prefixLength} history`
       return `${where}: ${implied}, but the request carries ${found.length}; extra ${describeMessage(b)}`
     }
     if (a !== undefined && b === undefined) {

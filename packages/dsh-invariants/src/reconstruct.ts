@@ -1,7 +1,7 @@
 /**
  * Request reconstruction: every request the loop builds must be a pure function of its session log —
  * the latest `request/header` plus the history folded from the events before it. This module rebuilds
- * requests from a log, from scratch, and compares.
+ * requests from a log and compares.
  */
 import { deepFreeze, type LlmRequest, type LoopRequestMark, type SessionId } from 'dsh-llm'
 import {
@@ -12,8 +12,9 @@ import {
   type SessionEvent,
   type SessionStore,
 } from 'dsh-session'
-import { compareRequests } from './compare.ts'
 import { splitModelCalls } from './model-calls.ts'
+import { RequestChecker } from './request-checker.ts'
+import { RequestFold } from './request-fold.ts'
 import type { Violation } from './types.ts'
 
 /** A request re-derived from a log prefix, with the header snapshot it came from. */
@@ -40,46 +41,18 @@ export function rebuildRequest(
 }
 
 /**
- * Checks one marked request against its re-derivation from the live session named by its mark, using
- * `session.events.slice(0, mark.logLength)` — never the session's own caches. Returns `undefined` when
- * they agree, else the violation naming the first differing field (and message index).
+ * Checks one marked request against its re-derivation from the live session named by its mark, from
+ * the first `mark.logLength` of `session.events` folded afresh — never the session's own caches.
+ * Returns `undefined` when they agree, else the violation naming the first differing field (and
+ * message index). Costs a fold of the whole prefix; the mounted check (`ctx.invariants`) keeps its
+ * fold per session instead and pays only for the events logged since the previous request.
  */
 export function verifyLoopRequest(
   sessions: Pick<SessionStore, 'get'>,
   request: LlmRequest,
   mark: LoopRequestMark,
 ): Violation | undefined {
-  const base = { check: 'request-reconstruction', sessionId: mark.sessionId } as const
-  const session = sessions.get(mark.sessionId)
-  const subject = `the request marked for session ${mark.sessionId} at log length ${mark.logLength}`
-  if (session === undefined) {
-    return { ...base, message: `${subject} names a session that is not open in this context` }
-  }
-  if (!Number.isSafeInteger(mark.logLength) || mark.logLength < 0 || mark.logLength > session.events.length) {
-    return {
-      ...base,
-      message: `${subject} claims more log than exists: the session has ${session.events.length} event(s)`,
-    }
-  }
-  let rebuilt: RebuiltRequest | undefined
-  try {
-    rebuilt = rebuildRequest(session.events.slice(0, mark.logLength), mark.sessionId)
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
-    return { ...base, message: `${subject} cannot be re-derived: folding the log failed: ${reason}` }
-  }
-  if (rebuilt === undefined) {
-    return {
-      ...base,
-      message: `${subject} has no request/header before it; log a header snapshot before the first request`,
-    }
-  }
-  const problem = compareRequests(rebuilt.request, request, rebuilt.header.header.messagePrefix?.length ?? 0)
-  if (problem === undefined) return undefined
-  return {
-    ...base,
-    message: `${subject} is not what the log implies (header at seq ${rebuilt.header.seq}): ${problem}`,
-  }
+  return new RequestChecker(sessions).verify(request, mark)
 }
 
 /**
@@ -87,17 +60,22 @@ export function verifyLoopRequest(
  * call's first `assistant/chunk` (only surface events and `request/header` affect a request, so the
  * inbox splices a loop may log between building a request and its first chunk make no difference).
  * A call with no header before it is skipped (the log grammar reports it). Requests carry the
- * session's id only when `sessionId` is given. Returns a frozen array of frozen requests. Each
- * request is folded from scratch, so the cost is (model calls) × (log length).
+ * session's id only when `sessionId` is given. Returns a frozen array of frozen requests. One pass:
+ * a single fold advances from call to call, and each request copies the history folded so far.
+ * Throws what the fold throws for a surface replace that does not fit.
  */
 export function reconstructRequests(
   events: readonly SessionEvent[],
   sessionId?: SessionId,
 ): readonly LlmRequest[] {
   const out: LlmRequest[] = []
+  const fold = new RequestFold()
+  const extras = sessionId === undefined ? {} : { sessionId }
   for (const call of splitModelCalls(events)) {
-    const rebuilt = rebuildRequest(events.slice(0, call.start), sessionId)
-    if (rebuilt !== undefined) out.push(deepFreeze(rebuilt.request))
+    fold.advance(events, call.start)
+    const header = fold.header
+    if (header === undefined) continue
+    out.push(deepFreeze(composeRequest(header.header, fold.history.slice(), extras)))
   }
   return Object.freeze(out)
 }

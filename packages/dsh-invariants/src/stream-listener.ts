@@ -4,28 +4,31 @@
  */
 import type { Context } from 'cordis'
 import { loopRequestMark } from 'dsh-llm'
-import { verifyLoopRequest } from './reconstruct.ts'
 import type { CheckSink } from './registry.ts'
+import { RequestChecker } from './request-checker.ts'
 import { checkedStream } from './stream-grammar.ts'
 
 /**
  * Registers the listener with `prepend: true`, so it is outermost among the listeners present: it
  * sees the request exactly as the caller built it, and the stream exactly as the caller will receive
- * it. Unmarked requests are not re-derived (only their stream is checked). A reconstruction mismatch
- * throws synchronously from `ctx.llm.stream`; a grammar violation throws from the iteration.
+ * it. One `RequestChecker` per mount folds each session's log incrementally (its own fold, never the
+ * session's caches). Unmarked requests are not re-derived (only their stream is checked). A
+ * reconstruction mismatch throws synchronously from `ctx.llm.stream`; a grammar violation throws from
+ * the iteration.
  */
 export function installStreamChecks(
   ctx: Context,
   sink: CheckSink,
   enabled: { readonly reconstruct: boolean; readonly grammar: boolean },
 ): void {
+  const checker = new RequestChecker(ctx.sessions)
   ctx.on(
     'llm/stream',
     (request, next) => {
       const mark = loopRequestMark(request)
       if (enabled.reconstruct && mark !== undefined) {
         sink.count('requestsChecked')
-        const violation = verifyLoopRequest(ctx.sessions, request, mark)
+        const violation = checker.verify(request, mark)
         if (violation !== undefined) throw sink.fail(violation)
       }
       const stream = next()

@@ -1,0 +1,104 @@
+/**
+ * The online request-reconstruction check: each marked request against the checker's own fold of
+ * the session log, kept per session and advanced only over the events logged since the last request.
+ */
+import type { LlmRequest, LoopRequestMark, Message } from 'dsh-llm'
+import { composeRequest, type HeaderState, type Session, type SessionStore } from 'dsh-session'
+import { compareRequestTo, type MessageList } from './compare.ts'
+import { RequestFold } from './request-fold.ts'
+import type { Violation } from './types.ts'
+
+/** The expected request minus its history, composed once per header snapshot. */
+interface Shell {
+  readonly header: HeaderState
+  readonly request: LlmRequest
+  readonly prefix: readonly Message[]
+}
+
+interface Tracked {
+  readonly fold: RequestFold
+  shell: Shell | undefined
+}
+
+/**
+ * Checks loop-marked requests against `sessions`. Per session it keeps a `RequestFold` built from
+ * `session.events` alone — never `deriveMessages()` or `requestHeader()` — and advances it to each
+ * mark's `logLength`, so a request costs the events logged since the previous one plus one identity
+ * test per message. A mark whose `logLength` lies before the fold's position (a request built from an
+ * older prefix) is checked against a fresh fold of that prefix, leaving the kept fold alone.
+ */
+export class RequestChecker {
+  private readonly tracked = new WeakMap<Session, Tracked>()
+
+  constructor(private readonly sessions: Pick<SessionStore, 'get'>) {}
+
+  /**
+   * Returns `undefined` when `request` is what the first `mark.logLength` events of the marked session
+   * imply, else the violation naming the first differing field (and message index).
+   */
+  verify(request: LlmRequest, mark: LoopRequestMark): Violation | undefined {
+    const base = { check: 'request-reconstruction', sessionId: mark.sessionId } as const
+    const session = this.sessions.get(mark.sessionId)
+    const subject = `the request marked for session ${mark.sessionId} at log length ${mark.logLength}`
+    if (session === undefined) {
+      return { ...base, message: `${subject} names a session that is not open in this context` }
+    }
+    const events = session.events
+    if (!Number.isSafeInteger(mark.logLength) || mark.logLength < 0 || mark.logLength > events.length) {
+      return {
+        ...base,
+        message: `${subject} claims more log than exists: the session has ${events.length} event(s)`,
+      }
+    }
+    let tracked = this.tracked.get(session)
+    if (tracked === undefined) {
+      tracked = { fold: new RequestFold(), shell: undefined }
+      this.tracked.set(session, tracked)
+    }
+    // An older prefix than the kept fold stands for: fold it afresh, keep the incremental state.
+    const state =
+      mark.logLength < tracked.fold.position ? { fold: new RequestFold(), shell: undefined } : tracked
+    try {
+      state.fold.advance(events, mark.logLength)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      return { ...base, message: `${subject} cannot be re-derived: folding the log failed: ${reason}` }
+    }
+    const header = state.fold.header
+    if (header === undefined) {
+      return {
+        ...base,
+        message: `${subject} has no request/header before it; log a header snapshot before the first request`,
+      }
+    }
+    if (state.shell?.header !== header || state.shell.request.sessionId !== mark.sessionId) {
+      state.shell = shell(header, mark)
+    }
+    const { prefix } = state.shell
+    const problem = compareRequestTo(
+      state.shell.request,
+      messageView(prefix, state.fold.history),
+      request,
+      prefix.length,
+    )
+    if (problem === undefined) return undefined
+    return {
+      ...base,
+      message: `${subject} is not what the log implies (header at seq ${header.seq}): ${problem}`,
+    }
+  }
+}
+
+function shell(header: HeaderState, mark: LoopRequestMark): Shell {
+  const request = composeRequest(header.header, [], { sessionId: mark.sessionId })
+  return { header, request, prefix: header.header.messagePrefix ?? [] }
+}
+
+/** `[...prefix, ...history]` as a view, without the copy. */
+function messageView(prefix: readonly Message[], history: readonly Message[]): MessageList {
+  if (prefix.length === 0) return history
+  return {
+    length: prefix.length + history.length,
+    at: (index) => (index < prefix.length ? prefix[index] : history[index - prefix.length]),
+  }
+}
