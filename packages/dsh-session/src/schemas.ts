@@ -5,6 +5,7 @@
 import { deepFreeze } from 'dsh-llm'
 import type { z } from 'zod'
 import { SessionError } from './errors.ts'
+import { type FastCheck, fastPayloadChecks, isEnvelope } from './fast-payloads.ts'
 import { formatPath } from './path.ts'
 import { corePayloadSchemas, envelopeSchema } from './payload-schemas.ts'
 import type { EventEnclosure, SessionEvent } from './types.ts'
@@ -29,8 +30,16 @@ const EXECUTION_TYPES = new Set([
 ])
 
 const definitions = new Map<string, SessionEventDefinition>()
+/** Core definitions with a hand-written fast check (core types cannot be redefined or removed). */
+const fastChecks = new Map<SessionEventDefinition, FastCheck>()
 for (const [type, schema] of Object.entries(corePayloadSchemas)) {
-  definitions.set(type, { schema, enclosure: EXECUTION_TYPES.has(type) ? 'turn' : 'anywhere' })
+  const definition: SessionEventDefinition = {
+    schema,
+    enclosure: EXECUTION_TYPES.has(type) ? 'turn' : 'anywhere',
+  }
+  definitions.set(type, definition)
+  const fast = fastPayloadChecks.get(type)
+  if (fast !== undefined) fastChecks.set(definition, fast)
 }
 const coreTypes = new Set(definitions.keys())
 
@@ -98,6 +107,20 @@ export function checkSchema(
 }
 
 /**
+ * Checks an event payload against its definition: the core types' fast check first, zod when that
+ * does not accept (so the verdict and the error are zod's). Throws like `checkSchema` under `data`.
+ */
+export function checkPayload(
+  definition: SessionEventDefinition,
+  value: unknown,
+  type: string,
+  seq: number,
+): void {
+  if (fastChecks.get(definition)?.(value) === true) return
+  checkSchema(definition.schema, value, type, seq, 'data')
+}
+
+/**
  * Validates one stored event (the envelope, then the payload against its type's schema) and returns
  * it deep-frozen (the same object). Throws `SessionError` `UNKNOWN_EVENT_TYPE` for a type nobody
  * defined, or `INVALID_EVENT` naming the type, seq and path of the defect. Loaders add file and line.
@@ -116,8 +139,8 @@ export function validateEvent(value: unknown): SessionEvent {
       path: 'data',
     })
   }
-  checkSchema(envelopeSchema, value, type, seq, '')
+  if (!isEnvelope(value)) checkSchema(envelopeSchema, value, type, seq, '')
   const definition = requireEventDefinition(type, seq)
-  checkSchema(definition.schema, record.data, type, seq, 'data')
+  checkPayload(definition, record.data, type, seq)
   return deepFreeze(value as SessionEvent)
 }

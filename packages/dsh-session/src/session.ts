@@ -6,9 +6,10 @@ import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
+import { isSurfaceMeta } from './fast-payloads.ts'
 import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
-import { checkSchema, requireEventDefinition } from './schemas.ts'
+import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
 import type {
   AppendGuard,
@@ -139,12 +140,12 @@ export class LiveSession implements Session {
   private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
     const definition = requireEventDefinition(type, seq)
     const payload = snapshotJson(data, type)
-    checkSchema(definition.schema, payload, type, seq, 'data')
+    checkPayload(definition, payload, type, seq)
     this.enclosure.check(type, payload, seq, definition.enclosure)
     const time = this.host.now()
     if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
     const meta = snapshotJson(surface, type, 'surface')
-    checkSchema(surfaceMetaSchema, meta, type, seq, 'surface')
+    if (!isSurfaceMeta(meta)) checkSchema(surfaceMetaSchema, meta, type, seq, 'surface')
     if (meta.op === 'replace') this.surface.derive(this.log)
     this.surface.checkSurface(type, payload, meta, seq)
     return Object.freeze({ type, seq, time, data: payload, surface: meta }) as SessionEvent

@@ -13,9 +13,14 @@ interface Waiter {
 }
 
 /**
- * Persists one session's events in batches. Writing starts on its own (a microtask after the first
- * enqueue) and keeps going while events arrive; after a backend failure it pauses until the next
- * `flush`, which retries the events still queued.
+ * Persists one session's events in batches. Writing starts on its own one macrotask after the first
+ * enqueue (`setImmediate`), or at once on `flush`, and keeps going while events arrive; after a
+ * backend failure it pauses until the next `flush`, which retries the events still queued.
+ *
+ * Why a macrotask and not a microtask: a burst of appends that runs in microtasks (a model stream
+ * replayed from memory, a tool result and its step end) followed by a durability barrier then costs
+ * one write and one sync, not one for the first event and another for the rest plus a barrier that
+ * waits for both.
  */
 export class SessionWriter {
   private queue: SessionEvent[] = []
@@ -23,6 +28,8 @@ export class SessionWriter {
   private enqueued: number
   private writing = false
   private paused = false
+  /** The pending automatic start, if one is scheduled and has not run yet. */
+  private scheduled: NodeJS.Immediate | undefined
   private waiters: Waiter[] = []
   private waiterHead = 0
 
@@ -44,9 +51,13 @@ export class SessionWriter {
   enqueue(event: SessionEvent): void {
     this.queue.push(event)
     this.enqueued++
-    if (!this.writing && !this.paused) {
-      this.writing = true
-      queueMicrotask(() => void this.pump())
+    if (!this.writing && !this.paused && this.scheduled === undefined) {
+      this.scheduled = setImmediate(() => {
+        this.scheduled = undefined
+        if (this.writing || this.paused) return
+        this.writing = true
+        void this.pump()
+      })
     }
   }
 
@@ -60,8 +71,11 @@ export class SessionWriter {
     const promise = new Promise<void>((resolve, reject) => this.waiters.push({ target, resolve, reject }))
     this.paused = false
     if (!this.writing) {
+      if (this.scheduled !== undefined) clearImmediate(this.scheduled)
+      this.scheduled = undefined
       this.writing = true
-      void this.pump()
+      // A microtask, so appends made in the same synchronous run still join this batch.
+      queueMicrotask(() => void this.pump())
     }
     return promise
   }

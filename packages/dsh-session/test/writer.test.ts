@@ -26,6 +26,10 @@ class RecordingStorage extends MemoryStorage implements SessionStorage {
   }
 }
 
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
 async function setup() {
   const storage = new RecordingStorage()
   const app = await mountSessions({ storage })
@@ -49,7 +53,7 @@ describe('SessionWriter (group commit)', () => {
       release = resolve
     })
     session.append('user/message', user('u0'))
-    await Promise.resolve()
+    await nextMacrotask()
     expect(storage.batches).toEqual([[0]])
     for (let i = 1; i <= 4; i++) session.append('user/message', user(`u${i}`))
     const flushed = session.flush()
@@ -57,6 +61,29 @@ describe('SessionWriter (group commit)', () => {
     release()
     await flushed
     expect(storage.batches).toEqual([[0], [1, 2, 3, 4]])
+  })
+
+  test('writing starts on its own one macrotask after an append, without a flush', async () => {
+    const { storage, session } = await setup()
+    session.append('user/message', user('u0'))
+    await Promise.resolve()
+    expect(storage.batches).toEqual([])
+    await nextMacrotask()
+    expect(storage.batches).toEqual([[0]])
+    await session.flush()
+    expect((await storage.load(session.id)).events).toEqual(session.events)
+  })
+
+  test('appends spread over microtasks and then a flush go out as one appendBatch', async () => {
+    const { storage, session } = await setup()
+    for (let i = 0; i < 4; i++) {
+      session.append('user/message', user(`u${i}`))
+      await Promise.resolve()
+    }
+    await session.flush()
+    expect(storage.batches).toEqual([[0, 1, 2, 3]])
+    await nextMacrotask()
+    expect(storage.batches).toEqual([[0, 1, 2, 3]])
   })
 
   test('flush resolves at once when everything is durable; a flush waits for the batch holding its events', async () => {

@@ -1,0 +1,111 @@
+/**
+ * Fast acceptance checks for the envelope and the core payloads appended and loaded most often.
+ * Contract (pinned by a property test against the zod schemas): a check returns `true` only when
+ * the zod schema accepts the value; on `false` the caller asks zod, which decides and names the
+ * defect. So validation rejects exactly what zod rejects, and zod's slow paths (the open unions'
+ * `superRefine`) run only for unusual values.
+ */
+import {
+  isAssistantMessage,
+  isCount,
+  isFailure,
+  isNonEmpty,
+  isNumber,
+  isOrdinal,
+  isRecord,
+  isStreamChunk,
+  isString,
+  isToolResultMessage,
+  isUsage,
+  isUserMessage,
+  optional,
+} from './fast-blocks.ts'
+
+/** A fast acceptance check: `true` means the zod schema accepts the value; `false` means "ask zod". */
+export type FastCheck = (value: unknown) => boolean
+
+function isTurnStep(value: Readonly<Record<string, unknown>>): boolean {
+  return isOrdinal(value.turn) && isOrdinal(value.step)
+}
+
+function isTrigger(value: unknown): boolean {
+  if (!isRecord(value)) return false
+  switch (value.kind) {
+    case 'send':
+      return value.target === 'next-turn' || value.target === 'next-step'
+    case 'queued':
+      return true
+    default:
+      return false
+  }
+}
+
+function isTurnEndReason(value: unknown): boolean {
+  if (!isRecord(value)) return false
+  switch (value.kind) {
+    case 'completed':
+    case 'max-tokens':
+    case 'blocked':
+    case 'interrupted':
+      return true
+    case 'aborted':
+      return isString(value.cause)
+    case 'error':
+      return isFailure(value.failure)
+    default:
+      return false
+  }
+}
+
+function isToolError(value: unknown): boolean {
+  return isRecord(value) && isString(value.code) && isString(value.message)
+}
+
+/** Fast checks of core payloads, by event type. Types without one always go to zod. */
+export const fastPayloadChecks: ReadonlyMap<string, FastCheck> = new Map<string, FastCheck>([
+  ['assistant/chunk', (v) => isRecord(v) && isTurnStep(v) && isStreamChunk(v.chunk)],
+  ['step/start', (v) => isRecord(v) && isTurnStep(v)],
+  ['step/end', (v) => isRecord(v) && isTurnStep(v)],
+  [
+    'tool/call',
+    (v) => isRecord(v) && isTurnStep(v) && isNonEmpty(v.callId) && isString(v.name) && isString(v.arguments),
+  ],
+  [
+    'assistant/message',
+    (v) =>
+      isRecord(v) &&
+      isTurnStep(v) &&
+      isAssistantMessage(v.message) &&
+      optional(v.usage, isUsage) &&
+      optional(v.interrupted, (x) => typeof x === 'boolean'),
+  ],
+  [
+    'tool/result',
+    (v) => isRecord(v) && isTurnStep(v) && isToolResultMessage(v.message) && optional(v.error, isToolError),
+  ],
+  ['user/message', isUserMessage],
+  ['turn/start', (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger)],
+  ['turn/end', (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason)],
+])
+
+/** `surfaceMetaSchema`. */
+export function isSurfaceMeta(value: unknown): boolean {
+  if (!isRecord(value)) return false
+  if (value.op === 'append') return true
+  if (value.op !== 'replace' || !isCount(value.start) || !isCount(value.end)) return false
+  const seqs = value.sourceEventSeqs
+  if (!Array.isArray(seqs)) return false
+  for (let i = 0; i < seqs.length; i++) if (!isCount(seqs[i])) return false
+  return true
+}
+
+/** `envelopeSchema` (`data` is checked separately). */
+export function isEnvelope(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    isNonEmpty(value.type) &&
+    isCount(value.seq) &&
+    isNumber(value.time) &&
+    optional(value.surface, isSurfaceMeta)
+  )
+}
