@@ -13,5 +13,7 @@ export {
   observeRegistries,
   resolveChecks,
 } from './registry.ts'
+export { RequestChecker } from './request-checker.ts'
+export { RequestFold } from './request-fold.ts'
 export { checkedStream, describeChunk, StreamGrammar } from './stream-grammar.ts'
 export type { CheckName, InvariantCounters, InvariantsConfig, Violation } from './types.ts'

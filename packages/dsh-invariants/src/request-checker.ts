@@ -29,8 +29,17 @@ interface Tracked {
  */
 export class RequestChecker {
   private readonly tracked = new WeakMap<Session, Tracked>()
+  private folded = 0
 
   constructor(private readonly sessions: Pick<SessionStore, 'get'>) {}
+
+  /**
+   * Events folded so far, over every session: each committed event once, plus the prefix again for
+   * each surface `replace` and for each request marked at an older log length. Pins the cost in tests.
+   */
+  get eventsFolded(): number {
+    return this.folded
+  }
 
   /**
    * Returns `undefined` when `request` is what the first `mark.logLength` events of the marked session
@@ -58,11 +67,14 @@ export class RequestChecker {
     // An older prefix than the kept fold stands for: fold it afresh, keep the incremental state.
     const state =
       mark.logLength < tracked.fold.position ? { fold: new RequestFold(), shell: undefined } : tracked
+    const before = state.fold.folded
     try {
       state.fold.advance(events, mark.logLength)
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
       return { ...base, message: `${subject} cannot be re-derived: folding the log failed: ${reason}` }
+    } finally {
+      this.folded += state.fold.folded - before
     }
     const header = state.fold.header
     if (header === undefined) {

@@ -40,16 +40,15 @@ export class StreamGrammar {
   /** Checks the next chunk (numbered from 0 in the messages). */
   push(chunk: StreamChunk): string | undefined {
     const at = this.position++
-    const label = `chunk #${at} (${describeChunk(chunk)})`
     if (this.finishedAt !== undefined) {
-      return `${label} arrived after the finish chunk #${this.finishedAt}; a stream must end at its finish`
+      return `${label(at, chunk)} arrived after the finish chunk #${this.finishedAt}; a stream must end at its finish`
     }
     switch (chunk.type) {
       case 'block-start': {
         const previous = this.blocks.get(chunk.index)
         this.blocks.set(chunk.index, { blockType: chunk.blockType, closed: false })
         if (previous === undefined) return undefined
-        return `${label} starts block ${chunk.index} again; it was already started as ${previous.blockType}${previous.closed ? ' and ended' : ''}`
+        return `${label(at, chunk)} starts block ${chunk.index} again; it was already started as ${previous.blockType}${previous.closed ? ' and ended' : ''}`
       }
       case 'text-delta':
       case 'reasoning-delta':
@@ -57,12 +56,12 @@ export class StreamGrammar {
         const wanted = DELTA_BLOCK_TYPE[chunk.type]
         const block = this.blocks.get(chunk.index)
         if (block === undefined) {
-          return `${label} needs an open ${wanted} block ${chunk.index}, but no block-start opened it`
+          return `${label(at, chunk)} needs an open ${wanted} block ${chunk.index}, but no block-start opened it`
         }
         if (block.closed)
-          return `${label} needs an open ${wanted} block ${chunk.index}, but that block already ended`
+          return `${label(at, chunk)} needs an open ${wanted} block ${chunk.index}, but that block already ended`
         if (block.blockType !== wanted) {
-          return `${label} needs an open ${wanted} block ${chunk.index}, but block ${chunk.index} is a ${block.blockType} block`
+          return `${label(at, chunk)} needs an open ${wanted} block ${chunk.index}, but block ${chunk.index} is a ${block.blockType} block`
         }
         return undefined
       }
@@ -70,18 +69,18 @@ export class StreamGrammar {
         const block = this.blocks.get(chunk.index)
         if (block === undefined) {
           this.blocks.set(chunk.index, { blockType: chunk.block.type, closed: true })
-          return `${label} ends block ${chunk.index}, which no block-start opened`
+          return `${label(at, chunk)} ends block ${chunk.index}, which no block-start opened`
         }
-        if (block.closed) return `${label} ends block ${chunk.index}, which already ended`
+        if (block.closed) return `${label(at, chunk)} ends block ${chunk.index}, which already ended`
         block.closed = true
         if (block.blockType !== chunk.block.type) {
-          return `${label} carries a ${chunk.block.type} block, but block ${chunk.index} was started as ${block.blockType}`
+          return `${label(at, chunk)} carries a ${chunk.block.type} block, but block ${chunk.index} was started as ${block.blockType}`
         }
         return undefined
       }
       case 'usage':
         if (this.usageAt !== undefined)
-          return `${label} is a second usage chunk; the first was chunk #${this.usageAt}`
+          return `${label(at, chunk)} is a second usage chunk; the first was chunk #${this.usageAt}`
         this.usageAt = at
         return undefined
       case 'finish':
@@ -89,7 +88,7 @@ export class StreamGrammar {
         return undefined
       default: {
         const unknown: never = chunk
-        return `${label} has an unknown chunk type ${JSON.stringify((unknown as { type?: unknown }).type)}`
+        return `${label(at, chunk)} has an unknown chunk type ${JSON.stringify((unknown as { type?: unknown }).type)}`
       }
     }
   }
@@ -99,6 +98,11 @@ export class StreamGrammar {
     if (this.finishedAt !== undefined) return undefined
     return `the stream ended after ${this.position} chunk(s) without a finish chunk`
   }
+}
+
+/** How a message names a chunk: its position and description (`chunk #3 (text-delta index 0)`). */
+function label(at: number, chunk: StreamChunk): string {
+  return `chunk #${at} (${describeChunk(chunk)})`
 }
 
 /** A short description of a chunk for messages: its type and index (`text-delta index 0`). */
