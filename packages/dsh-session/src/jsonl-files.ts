@@ -3,6 +3,7 @@
  * atomic exclusive creation of a new file, and syncing a directory entry.
  */
 import { randomBytes } from 'node:crypto'
+import { writeSync } from 'node:fs'
 import { type FileHandle, link, open, unlink } from 'node:fs/promises'
 import { errorCode } from './lock.ts'
 
@@ -17,9 +18,14 @@ export interface AppendIo {
   sync(handle: FileHandle): Promise<void>
 }
 
-/** Node's `FileHandle.write` and `FileHandle.datasync`. */
+/**
+ * Node's calls: the write is a `writeSync` on the handle's descriptor, the sync is
+ * `FileHandle.datasync` on the thread pool. Appending a batch to a regular file only copies it into
+ * the page cache (microseconds for a batch), cheaper inline than a thread-pool round trip per batch;
+ * the fdatasync is what waits for the disk, so it stays off the event loop.
+ */
 export const nodeAppendIo: AppendIo = {
-  write: async (handle, data) => (await handle.write(data)).bytesWritten,
+  write: async (handle, data) => writeSync(handle.fd, data),
   sync: (handle) => handle.datasync(),
 }
 

@@ -13,8 +13,56 @@ import { formatPath } from './path.ts'
  * `null` (class instances, Dates, Maps, ...). Shared acyclic references are copied per occurrence.
  */
 export function snapshotJson<T>(value: T, eventType: string, root = 'data'): T {
+  const copy = quickCopy(value, 0)
+  if (copy !== REFUSED) return copy as T
+  // Refused, too deep, or an odd key: the careful walk decides, tracking the path for the error.
   const walker = new SnapshotWalk(eventType, root)
   return walker.copy(value) as T
+}
+
+const REFUSED: unique symbol = Symbol('refused')
+
+/** Deeper than this, `quickCopy` defers to the careful walk (which also detects cycles). */
+const QUICK_DEPTH = 48
+
+/**
+ * The common case of `SnapshotWalk.copy` without path or ancestor bookkeeping: the same copy for
+ * every value the walk accepts within `QUICK_DEPTH`, else `REFUSED` (the walk then runs and either
+ * throws its error or, for a deep but valid value, copies it).
+ */
+function quickCopy(value: unknown, depth: number): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      return Number.isFinite(value) && !(value === 0 && 1 / value < 0) ? value : REFUSED
+    case 'object': {
+      if (value === null) return null
+      if (depth >= QUICK_DEPTH) return REFUSED
+      if (Array.isArray(value)) {
+        const out = new Array<unknown>(value.length)
+        for (let i = 0; i < value.length; i++) {
+          const member = quickCopy(value[i], depth + 1)
+          if (member === REFUSED) return REFUSED
+          out[i] = member
+        }
+        return Object.freeze(out)
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return REFUSED
+      const source = value as Record<string, unknown>
+      const out: Record<string, unknown> = {}
+      for (const key in source) {
+        if (!Object.hasOwn(source, key) || key === '__proto__') return REFUSED
+        const member = quickCopy(source[key], depth + 1)
+        if (member === REFUSED) return REFUSED
+        out[key] = member
+      }
+      return Object.freeze(out)
+    }
+    default:
+      return REFUSED
+  }
 }
 
 class SnapshotWalk {
