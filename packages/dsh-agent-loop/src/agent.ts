@@ -88,12 +88,15 @@ export class LoopAgent implements Agent {
         return currentPrefix()
       },
       firstRequest: true,
+      headerMemo: undefined,
     }
     const tools: ToolBatchEnv = {
       bus,
       session,
       outbox: this.outbox,
-      offered: (name) => toolRegistry.select(options.tools).find((tool) => tool.info.name === name),
+      // `select(options.tools)` narrowed to one name, without building the list for every call.
+      offered: (name) =>
+        options.tools === undefined || options.tools.includes(name) ? toolRegistry.get(name) : undefined,
       maxConcurrency: setup.maxToolConcurrency,
     }
     this.host = {

@@ -39,6 +39,38 @@ export function isAbort(error: unknown): boolean {
   return error instanceof AgentLoopError && error.code === AgentLoopErrorCode.ABORTED
 }
 
+const watchers = new WeakMap<AbortSignal, Set<() => void>>()
+
+/**
+ * The abort watchers of `signal`: callbacks in this set run once, in insertion order, when the
+ * signal aborts. Every watcher of a signal shares one `abort` listener, registered on first use, so
+ * watching an await costs a set insertion and deletion instead of an EventTarget listener each
+ * time (the loop races several awaits per step against the turn's signal). Use it only while
+ * `signal` is not aborted: a callback added afterwards never runs.
+ */
+export function abortWatchers(signal: AbortSignal): Set<() => void> {
+  let set = watchers.get(signal)
+  if (set === undefined) {
+    const created = new Set<() => void>()
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const callback of created) callback()
+        created.clear()
+      },
+      { once: true },
+    )
+    watchers.set(signal, created)
+    set = created
+  }
+  return set
+}
+
+/** Throws the abort error when `signal` is aborted: the check an await on a quiet extension point makes. */
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortedError(signal)
+}
+
 /**
  * Awaits `work`, but rejects with the abort error as soon as `signal` aborts (checked before and
  * during the wait). A late rejection of the abandoned `work` is swallowed.
@@ -49,16 +81,17 @@ export function untilAborted<T>(work: Promise<T> | T, signal: AbortSignal): Prom
     return Promise.reject(abortedError(signal))
   }
   if (!(work instanceof Promise)) return Promise.resolve(work)
+  const watching = abortWatchers(signal)
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(abortedError(signal))
-    signal.addEventListener('abort', onAbort, { once: true })
+    watching.add(onAbort)
     work.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort)
+        watching.delete(onAbort)
         resolve(value)
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
+        watching.delete(onAbort)
         reject(error)
       },
     )

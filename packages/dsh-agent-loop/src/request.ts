@@ -12,6 +12,7 @@ import {
   markLoopRequest,
 } from 'dsh-llm'
 import { canonicalHeader, composeRequest, headersEqual, type RequestHeader, type Session } from 'dsh-session'
+import { throwIfAborted } from './cancel.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, TurnPosition } from './types.ts'
@@ -48,6 +49,87 @@ function isConfig(value: unknown): value is LlmCallConfig {
   return typeof provider === 'string' && provider !== '' && typeof model === 'string' && model !== ''
 }
 
+/** The part of a header source that rendering reads from the options and the registry. */
+interface RenderInputs {
+  readonly toolsVersion: number
+  readonly toolNames: readonly string[] | undefined
+  readonly seed: LlmCallConfig
+  readonly system: string | undefined
+  readonly prefix: readonly Message[]
+}
+
+/**
+ * What the last quiet render (no `agent/system-prompt` or `agent/request` listener) was made of,
+ * and the seq of the `request/header` snapshot it recorded or matched. While every part still
+ * holds, rendering again would give an equal header and record nothing.
+ */
+export interface HeaderMemo extends RenderInputs {
+  readonly latestSeq: number
+}
+
+/** A header source that remembers its last quiet render across steps. */
+export interface HeaderEnv extends HeaderSource {
+  readonly session: Session
+  headerMemo: HeaderMemo | undefined
+}
+
+function sameNames(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true
+  if (a === undefined || b === undefined || a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+function sameSeed(options: AgentOptions, seed: LlmCallConfig): boolean {
+  return (
+    options.provider === seed.provider &&
+    options.model === seed.model &&
+    options.temperature === seed.temperature &&
+    options.maxTokens === seed.maxTokens &&
+    options.reasoningEffort === seed.reasoningEffort &&
+    sameNames(options.stop, seed.stop)
+  )
+}
+
+/** True when `memo` still describes what a render for `env` would produce and the log's latest header. */
+function memoHolds(env: HeaderEnv, memo: HeaderMemo): boolean {
+  const { bus, options } = env
+  return (
+    !bus.has('agent/system-prompt') &&
+    !bus.has('agent/request') &&
+    env.session.requestHeader()?.seq === memo.latestSeq &&
+    env.tools.version === memo.toolsVersion &&
+    env.prefix === memo.prefix &&
+    options.system === memo.system &&
+    sameNames(options.tools, memo.toolNames) &&
+    sameSeed(options, memo.seed)
+  )
+}
+
+/**
+ * Renders the next call's header and appends a `request/header` snapshot when one is owed
+ * (`renderHeader` then `recordHeader`). After a quiet render it skips both, with no await, while
+ * nothing the header is made of can have changed: still no listener of either extension point, the
+ * same registry version, tool names, call options, system prompt and prefix, and the same latest
+ * snapshot in the log. Rejects like `renderHeader` (the abort error also on the skip path).
+ */
+export async function prepareHeader(
+  env: HeaderEnv,
+  position: TurnPosition,
+  firstOfInstance: boolean,
+): Promise<void> {
+  const memo = env.headerMemo
+  if (!firstOfInstance && memo !== undefined && memoHolds(env, memo)) {
+    throwIfAborted(position.signal)
+    return
+  }
+  env.headerMemo = undefined
+  const { header, quiet } = await render(env, position)
+  recordHeader(env.session, header, firstOfInstance)
+  const latest = env.session.requestHeader()
+  if (quiet !== undefined && latest !== undefined) env.headerMemo = { ...quiet, latestSeq: latest.seq }
+}
+
 /**
  * Renders the header of the next model call: `agent/system-prompt` (innermost: the configured
  * system prompt), the offered tools' schemas, `agent/request` (frozen seed in, config out; only the
@@ -55,35 +137,56 @@ function isConfig(value: unknown): value is LlmCallConfig {
  * `LISTENER_FAILED` for a throwing listener or an invalid result, or with the abort error.
  */
 export async function renderHeader(source: HeaderSource, position: TurnPosition): Promise<RequestHeader> {
+  return (await render(source, position)).header
+}
+
+/** `renderHeader`, plus its inputs when no listener took part (`quiet`). */
+async function render(
+  source: HeaderSource,
+  position: TurnPosition,
+): Promise<{ header: RequestHeader; quiet: RenderInputs | undefined }> {
   const { bus, options } = source
+  const { agent, signal } = position
   const base = options.system
-  const system: unknown = await awaitListeners('agent/system-prompt', position.agent, position.signal, () =>
-    bus.waterfall('agent/system-prompt', { ...position, base }, async () => base),
-  )
-  if (system !== undefined && typeof system !== 'string') {
-    throw listenerFailed(
-      'agent/system-prompt',
-      position.agent,
-      `returned ${JSON.stringify(system)}, not a string`,
+  const toolsVersion = source.tools.version
+  let listened = false
+  let system: unknown = base
+  if (bus.has('agent/system-prompt')) {
+    listened = true
+    system = await awaitListeners('agent/system-prompt', agent, signal, () =>
+      bus.waterfall('agent/system-prompt', { ...position, base }, async () => base),
     )
+  } else {
+    throwIfAborted(signal)
+  }
+  if (system !== undefined && typeof system !== 'string') {
+    throw listenerFailed('agent/system-prompt', agent, `returned ${JSON.stringify(system)}, not a string`)
   }
   const seed = configSeed(options)
-  const config: unknown = await awaitListeners('agent/request', position.agent, position.signal, () =>
-    bus.waterfall('agent/request', { ...position, config: seed }, async () => seed),
-  )
-  if (!isConfig(config)) {
-    throw listenerFailed(
-      'agent/request',
-      position.agent,
-      `returned ${JSON.stringify(config)}, not a call config`,
+  let config: unknown = seed
+  if (bus.has('agent/request')) {
+    listened = true
+    config = await awaitListeners('agent/request', agent, signal, () =>
+      bus.waterfall('agent/request', { ...position, config: seed }, async () => seed),
     )
+  } else {
+    throwIfAborted(signal)
   }
-  const tools = source.tools.select(options.tools).map((tool) => tool.schema)
-  const header: { -readonly [K in keyof RequestHeader]: RequestHeader[K] } = { config: pickConfig(config) }
+  if (!isConfig(config)) {
+    throw listenerFailed('agent/request', agent, `returned ${JSON.stringify(config)}, not a call config`)
+  }
+  const toolNames = options.tools === undefined ? undefined : Object.freeze([...options.tools])
+  const tools = source.tools.select(toolNames).map((tool) => tool.schema)
+  const prefix = source.prefix
+  const header: { -readonly [K in keyof RequestHeader]: RequestHeader[K] } = {
+    config: config === seed ? seed : pickConfig(config),
+  }
   if (system !== undefined) header.system = system
   if (tools.length > 0) header.tools = tools
-  if (source.prefix.length > 0) header.messagePrefix = source.prefix
-  return canonicalHeader(header)
+  if (prefix.length > 0) header.messagePrefix = prefix
+  // A quiet render never awaits, so the registry cannot have changed since `toolsVersion` was read.
+  const quiet = listened ? undefined : { toolsVersion, toolNames, seed, system: base, prefix }
+  return { header: canonicalHeader(header), quiet }
 }
 
 /**

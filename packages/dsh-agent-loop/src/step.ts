@@ -19,15 +19,15 @@ import {
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { sleep, untilAborted } from './cancel.ts'
+import { abortWatchers, sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
-import { buildLoopRequest, recordHeader, renderHeader } from './request.ts'
+import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
 
 /** What a model call needs from its agent. */
-export interface ModelCallEnv {
+export interface ModelCallEnv extends HeaderEnv {
   readonly bus: EventBus
   readonly llm: LlmRuntime
   readonly tools: ToolRegistry
@@ -53,6 +53,10 @@ export type ModelCallOutcome =
 type StreamOutcome = ModelCallOutcome
 
 const ABORTED = Symbol('aborted')
+const ENDED = Symbol('ended')
+
+/** How reading a stream stopped: cancelled, the stream ended, or it threw. */
+type ReadEnd = typeof ABORTED | typeof ENDED | { readonly failure: LlmFailure }
 
 /**
  * Calls the model for the step at `position` until it answers, fails for good, or the turn is
@@ -63,8 +67,7 @@ const ABORTED = Symbol('aborted')
  */
 export async function callModel(env: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
   for (let attempt = 1; ; attempt++) {
-    const header = await renderHeader(env, position)
-    recordHeader(env.session, header, env.firstRequest)
+    await prepareHeader(env, position, env.firstRequest)
     env.firstRequest = false
     await untilAborted(env.session.flush(), position.signal)
     const request = buildLoopRequest(env.session, position.signal)
@@ -117,36 +120,43 @@ async function streamOnce(
   } catch (error) {
     return { kind: 'failed', failure: streamFailure(error) }
   }
-  let wake: ((value: typeof ABORTED) => void) | undefined
-  const onAbort = () => wake?.(ABORTED)
-  signal.addEventListener('abort', onAbort, { once: true })
+  // One reader per stream awaits the chunks directly; only the wait for the whole read races the
+  // turn's signal, so a chunk costs one await rather than a racing promise of its own.
   let done = false
-  try {
-    while (true) {
-      let next: IteratorResult<StreamChunk> | typeof ABORTED
+  let stopped = false
+  const read = async (): Promise<ReadEnd> => {
+    while (!stopped && !signal.aborted) {
+      let next: IteratorResult<StreamChunk>
       try {
-        next = signal.aborted
-          ? ABORTED
-          : await new Promise<IteratorResult<StreamChunk> | typeof ABORTED>((resolve, reject) => {
-              wake = resolve
-              iterator.next().then(resolve, reject)
-            })
+        next = await iterator.next()
       } catch (error) {
         done = true
-        if (signal.aborted) return interrupt(env, position, assembler, request)
-        return { kind: 'failed', failure: streamFailure(error) }
+        return signal.aborted ? ABORTED : { failure: streamFailure(error) }
       }
-      if (next === ABORTED || signal.aborted) return interrupt(env, position, assembler, request)
+      if (stopped || signal.aborted) break
       if (next.done === true) {
         done = true
-        break
+        return ENDED
       }
       session.append('assistant/chunk', { turn, step, chunk: next.value })
       assembler.push(next.value)
     }
+    return ABORTED
+  }
+  const watching = abortWatchers(signal)
+  let onAbort: (() => void) | undefined
+  let end: ReadEnd
+  try {
+    end = signal.aborted
+      ? ABORTED
+      : await new Promise<ReadEnd>((resolve, reject) => {
+          onAbort = () => resolve(ABORTED)
+          watching.add(onAbort)
+          read().then(resolve, reject)
+        })
   } finally {
-    wake = undefined
-    signal.removeEventListener('abort', onAbort)
+    stopped = true
+    if (onAbort !== undefined) watching.delete(onAbort)
     // Stopped early (cancelled, or an append was refused): let the stream release its connection.
     // Not awaited — a stream stuck in an await would hold the turn hostage.
     if (!done)
@@ -154,6 +164,8 @@ async function streamOnce(
         .then(() => iterator.return?.())
         .catch(() => undefined)
   }
+  if (end === ABORTED) return interrupt(env, position, assembler, request)
+  if (end !== ENDED) return { kind: 'failed', failure: end.failure }
   const finish = assembler.finishReason()
   if (finish.kind === 'error' || finish.kind === 'aborted') {
     if (signal.aborted) return interrupt(env, position, assembler, request)
@@ -168,7 +180,8 @@ async function streamOnce(
     'assistant/message',
     usage === undefined ? { turn, step, message } : { turn, step, message, usage },
   )
-  const toolCalls = message.content.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+  const toolCalls: ToolCallBlock[] = []
+  for (const block of message.content) if (block.type === 'tool-call') toolCalls.push(block)
   return { kind: 'answered', message, finish, toolCalls }
 }
 

@@ -5,11 +5,17 @@
 import type { ContentBlock, EventBus, ToolCallBlock, UserMessage } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
 import { z } from 'zod'
-import { isAbort, untilAborted } from './cancel.ts'
+import { isAbort, throwIfAborted, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
 import type { RegisteredTool } from './tools.ts'
-import type { ToolOutput, ToolPostExecuteResult, ToolPreExecuteDecision, TurnPosition } from './types.ts'
+import type {
+  ToolOutput,
+  ToolPostExecuteResult,
+  ToolPreExecuteDecision,
+  ToolPreExecuteInput,
+  TurnPosition,
+} from './types.ts'
 
 /** What executing a call needs from its agent. */
 export interface ToolCallEnv {
@@ -26,6 +32,8 @@ export interface CallOutcome {
   /** `additionalContexts` from `tools/post-execute`, for the outbox. */
   readonly contexts: readonly UserMessage[]
 }
+
+const ALLOW: ToolPreExecuteDecision = Object.freeze({ kind: 'allow' })
 
 /** An error outcome with `code` whose text (for the model and the log) is `message`. */
 export function failedCall(code: string, message: string): CallOutcome {
@@ -97,10 +105,19 @@ async function executeChecked(
     )
   }
   const args: unknown = parsed.data
-  const input = { ...position, call, tool: tool.info, args }
-  const decision: ToolPreExecuteDecision = await awaitListeners('tools/pre-execute', agent, signal, () =>
-    env.bus.waterfall('tools/pre-execute', input, async () => ({ kind: 'allow' }) as const),
-  )
+  // Listener inputs are built only when someone listens; `tools/post-execute` sees what
+  // `tools/pre-execute` listeners saw (and any change they made to it).
+  let input: ToolPreExecuteInput | undefined
+  let decision: ToolPreExecuteDecision = ALLOW
+  if (env.bus.has('tools/pre-execute')) {
+    input = { ...position, call, tool: tool.info, args }
+    const pre = input
+    decision = await awaitListeners('tools/pre-execute', agent, signal, () =>
+      env.bus.waterfall('tools/pre-execute', pre, async () => ({ kind: 'allow' }) as const),
+    )
+  } else {
+    throwIfAborted(signal)
+  }
   if (decision?.kind === 'deny') {
     return failedCall(AgentLoopErrorCode.TOOL_DENIED, `${label} was denied: ${String(decision.reason)}`)
   }
@@ -132,9 +149,12 @@ async function executeChecked(
   }
   // The body ran, so its result is real: post-processing (a redaction, say) runs to completion even
   // when the turn is cancelled meanwhile. Listeners see the aborted signal and may hurry.
-  let post: ToolPostExecuteResult
+  let post: ToolPostExecuteResult = output
   try {
-    post = await env.bus.waterfall('tools/post-execute', { ...input, output }, async () => output)
+    if (env.bus.has('tools/post-execute')) {
+      const base = input ?? { ...position, call, tool: tool.info, args }
+      post = await env.bus.waterfall('tools/post-execute', { ...base, output }, async () => output)
+    }
   } catch (thrown) {
     return failedCall(
       AgentLoopErrorCode.LISTENER_FAILED,

@@ -5,6 +5,7 @@
  */
 import { createToolResultMessage, type EventBus, type ToolCallBlock } from 'dsh-llm'
 import type { Session } from 'dsh-session'
+import { abortWatchers } from './cancel.ts'
 import { AgentLoopErrorCode } from './errors.ts'
 import type { Outbox } from './outbox.ts'
 import { type CallOutcome, callLabel, executeCall, failedCall } from './tool-call.ts'
@@ -50,7 +51,8 @@ export async function runToolBatch(
   let concluded = false
   let changed: (() => void) | undefined
   const onAbort = () => changed?.()
-  signal.addEventListener('abort', onAbort, { once: true })
+  const watching = abortWatchers(signal)
+  watching.add(onAbort)
 
   const canStart = (tool: RegisteredTool | undefined): boolean =>
     tool?.info.mode === 'exclusive' ? running === 0 : !exclusiveRunning && running < env.maxConcurrency
@@ -108,7 +110,7 @@ export async function runToolBatch(
       changed = undefined
     }
   } finally {
-    signal.removeEventListener('abort', onAbort)
+    watching.delete(onAbort)
   }
   return { concluded }
 }

@@ -45,6 +45,8 @@ function jsonSchemaOf(definition: ToolDefinition): JsonSchema {
  */
 export class ToolRegistry extends Service {
   private readonly registered = new Map<string, RegisteredTool>()
+  /** Bumped on every change of `registered`; a box, so effects update it whatever `this` they see. */
+  private readonly revision = { value: 0 }
 
   constructor(ctx: Context) {
     super(ctx, 'tools')
@@ -86,15 +88,27 @@ export class ToolRegistry extends Service {
       schema: frozenCopy({ name, description: definition.description, parameters: jsonSchemaOf(erased) }),
     })
     const registered = this.registered
+    const revision = this.revision
     const dispose = this.ctx.effect(() => {
       registered.set(name, entry)
+      revision.value++
       return () => {
-        if (registered.get(name) === entry) registered.delete(name)
+        if (registered.get(name) !== entry) return
+        registered.delete(name)
+        revision.value++
       }
     }, `tools.register(${name})`)
     return () => {
       void dispose()
     }
+  }
+
+  /**
+   * Grows by one whenever a tool is registered or unregistered; while it is unchanged, `get` and
+   * `select` answer as before (the loop uses it to skip re-rendering an unchanged request header).
+   */
+  get version(): number {
+    return this.revision.value
   }
 
   /** The registered tool called `name`, if any. */

@@ -13,7 +13,7 @@ import {
   type UserMessage,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { isAbort, type TurnCancellation } from './cancel.ts'
+import { isAbort, type TurnCancellation, throwIfAborted } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import type { ReactLoopInbox } from './inbox.ts'
@@ -122,9 +122,13 @@ async function runSteps(
     if (concluded) return COMPLETED
     if (outcome.finish.kind === 'max-tokens') return MAX_TOKENS
     if (outcome.toolCalls.length === 0 && host.inbox.nextStep.length === 0) {
-      await awaitListeners('agent/turn-stopping', agent, signal, () =>
-        host.bus.serial('agent/turn-stopping', position),
-      )
+      if (host.bus.has('agent/turn-stopping')) {
+        await awaitListeners('agent/turn-stopping', agent, signal, () =>
+          host.bus.serial('agent/turn-stopping', position),
+        )
+      } else {
+        throwIfAborted(signal)
+      }
       if (host.inbox.nextStep.length === 0) return COMPLETED
     }
     if (host.maxSteps !== undefined && step >= host.maxSteps) {
@@ -139,10 +143,17 @@ async function preStep(
   messages: readonly UserMessage[],
   sessionPrefix: readonly Message[],
 ): Promise<PreStepDecision> {
-  const input = { ...position, messages, sessionPrefix }
-  const decision: unknown = await awaitListeners('agent/pre-step', position.agent, position.signal, () =>
-    host.bus.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
-  )
+  let decision: unknown
+  if (host.bus.has('agent/pre-step')) {
+    const input = { ...position, messages, sessionPrefix }
+    decision = await awaitListeners('agent/pre-step', position.agent, position.signal, () =>
+      host.bus.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
+    )
+  } else {
+    // Nobody listens: the default decision, with the abort check the await would have made.
+    throwIfAborted(position.signal)
+    decision = { kind: 'enter', messages }
+  }
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; messages?: unknown }
     if (candidate.kind === 'reject') return { kind: 'reject' }
