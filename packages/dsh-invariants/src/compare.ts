@@ -82,13 +82,10 @@ const FIELD_ORDER = [
   'sessionId',
 ] as const
 
-/**
- * A read-only list of messages: an array, or a view that joins a header's `messagePrefix` and a
- * history without copying them.
- */
-export interface MessageList {
-  readonly length: number
-  at(index: number): Message | undefined
+/** The messages a request should carry, `[...prefix, ...history]`, given in two parts to spare the copy. */
+export interface ExpectedMessages {
+  readonly prefix: readonly Message[]
+  readonly history: readonly Message[]
 }
 
 /**
@@ -102,19 +99,19 @@ export function compareRequests(
   found: LlmRequest,
   prefixLength: number,
 ): string | undefined {
-  return compareRequestTo(expected, expected.messages, found, prefixLength)
+  return compareRequestTo(expected, { prefix: [], history: expected.messages }, found, prefixLength)
 }
 
 /**
  * `compareRequests` with the expected messages given apart from the rest of the expected request
- * (`expected.messages` is ignored): the incremental check passes a view of its own fold instead of
- * composing a fresh array per request. A message that is the very same object on both sides is equal
- * without being walked, so the cost is one identity test per message plus a walk of those that differ
- * in identity.
+ * (`expected.messages` is ignored; `prefixLength` only names the parts in messages): the incremental
+ * check passes its own fold's history instead of composing a fresh array per request. A message that
+ * is the very same object on both sides is equal without being walked, so the cost is one identity
+ * test per message plus a walk of those that differ in identity.
  */
 export function compareRequestTo(
   expected: LlmRequest,
-  expectedMessages: MessageList,
+  expectedMessages: ExpectedMessages,
   found: LlmRequest,
   prefixLength: number,
 ): string | undefined {
@@ -156,19 +153,33 @@ function part(index: number, prefixLength: number): string {
   return index < prefixLength ? `messagePrefix[${index}]` : `history[${index - prefixLength}]`
 }
 
+/** The first index where `found` does not hold the very same object as `[...prefix, ...history]`. */
+function firstNonIdentical(expected: ExpectedMessages, found: readonly Message[]): number {
+  const { prefix, history } = expected
+  let i = 0
+  for (; i < prefix.length; i++) if (prefix[i] !== found[i]) return i
+  for (let j = 0; j < history.length; i++, j++) if (history[j] !== found[i]) return i
+  return i
+}
+
 function compareMessages(
-  expected: MessageList,
+  messages: ExpectedMessages,
   found: readonly Message[],
   prefixLength: number,
 ): string | undefined {
-  const length = Math.max(expected.length, found.length)
-  for (let i = 0; i < length; i++) {
-    const a = expected.at(i)
+  const start = firstNonIdentical(messages, found)
+  const { prefix, history } = messages
+  const total = prefix.length + history.length
+  if (start === total && found.length === total) return undefined
+  const expectedAt = (i: number) => (i < prefix.length ? prefix[i] : history[i - prefix.length])
+  const length = Math.max(total, found.length)
+  for (let i = start; i < length; i++) {
+    const a = expectedAt(i)
     const b = found[i]
     if (a === b) continue
     const where = `field messages differs at index ${i}`
     if (a === undefined && b !== undefined) {
-      const implied = `the log implies ${expected.length} message(s): ${prefixLength} prefix + ${expected.length - prefixLength} history`
+      const implied = `the log implies ${total} message(s): ${prefixLength} prefix + ${total - prefixLength} history`
       return `${where}: ${implied}, but the request carries ${found.length}; extra ${describeMessage(b)}`
     }
     if (a !== undefined && b === undefined) {

@@ -4,7 +4,7 @@
  */
 import type { LlmRequest, LoopRequestMark, Message } from 'dsh-llm'
 import { composeRequest, type HeaderState, type Session, type SessionStore } from 'dsh-session'
-import { compareRequestTo, type MessageList } from './compare.ts'
+import { compareRequestTo } from './compare.ts'
 import { RequestFold } from './request-fold.ts'
 import type { Violation } from './types.ts'
 
@@ -89,7 +89,7 @@ export class RequestChecker {
     const { prefix } = state.shell
     const problem = compareRequestTo(
       state.shell.request,
-      messageView(prefix, state.fold.history),
+      { prefix, history: state.fold.history },
       request,
       prefix.length,
     )
@@ -104,13 +104,4 @@ export class RequestChecker {
 function shell(header: HeaderState, mark: LoopRequestMark): Shell {
   const request = composeRequest(header.header, [], { sessionId: mark.sessionId })
   return { header, request, prefix: header.header.messagePrefix ?? [] }
-}
-
-/** `[...prefix, ...history]` as a view, without the copy. */
-function messageView(prefix: readonly Message[], history: readonly Message[]): MessageList {
-  if (prefix.length === 0) return history
-  return {
-    length: prefix.length + history.length,
-    at: (index) => (index < prefix.length ? prefix[index] : history[index - prefix.length]),
-  }
 }
