@@ -303,8 +303,11 @@ export class LoopAgent implements Agent {
     void flush.finally(() => this.flushes.delete(flush))
   }
 
-  private async sessionPrefix(signal: AbortSignal): Promise<readonly Message[]> {
-    if (this.prefix !== undefined) return this.prefix
+  private sessionPrefix(signal: AbortSignal): readonly Message[] | Promise<readonly Message[]> {
+    return this.prefix ?? this.composePrefix(signal)
+  }
+
+  private async composePrefix(signal: AbortSignal): Promise<readonly Message[]> {
     const composed = await composeSessionPrefix(this.bus, this, signal)
     if (signal.aborted) throw signal.reason
     this.prefix = composed

@@ -111,18 +111,27 @@ function memoHolds(env: HeaderEnv, memo: HeaderMemo): boolean {
  * (`renderHeader` then `recordHeader`). After a quiet render it skips both, with no await, while
  * nothing the header is made of can have changed: still no listener of either extension point, the
  * same registry version, tool names, call options, system prompt and prefix, and the same latest
- * snapshot in the log. Rejects like `renderHeader` (the abort error also on the skip path).
+ * snapshot in the log; it then returns `undefined` instead of a promise. Throws or rejects like
+ * `renderHeader` (the abort error also on the skip path).
  */
-export async function prepareHeader(
+export function prepareHeader(
+  env: HeaderEnv,
+  position: TurnPosition,
+  firstOfInstance: boolean,
+): Promise<void> | undefined {
+  const memo = env.headerMemo
+  if (!firstOfInstance && memo !== undefined && memoHolds(env, memo)) {
+    throwIfAborted(position.signal)
+    return undefined
+  }
+  return renderAndRecord(env, position, firstOfInstance)
+}
+
+async function renderAndRecord(
   env: HeaderEnv,
   position: TurnPosition,
   firstOfInstance: boolean,
 ): Promise<void> {
-  const memo = env.headerMemo
-  if (!firstOfInstance && memo !== undefined && memoHolds(env, memo)) {
-    throwIfAborted(position.signal)
-    return
-  }
   env.headerMemo = undefined
   const { header, quiet } = await render(env, position)
   recordHeader(env.session, header, firstOfInstance)

@@ -67,7 +67,8 @@ type ReadEnd = typeof ABORTED | typeof ENDED | { readonly failure: LlmFailure }
  */
 export async function callModel(env: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
   for (let attempt = 1; ; attempt++) {
-    await prepareHeader(env, position, env.firstRequest)
+    const preparing = prepareHeader(env, position, env.firstRequest)
+    if (preparing !== undefined) await preparing
     env.firstRequest = false
     await untilAborted(env.session.flush(), position.signal)
     const request = buildLoopRequest(env.session, position.signal)

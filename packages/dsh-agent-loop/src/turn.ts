@@ -32,8 +32,11 @@ export interface TurnHost {
   readonly model: ModelCallEnv
   readonly tools: ToolBatchEnv
   readonly maxSteps: number | undefined
-  /** The instance's session prefix, composed (and cached) on first use. Rejects like `composeSessionPrefix`. */
-  sessionPrefix(signal: AbortSignal): Promise<readonly Message[]>
+  /**
+   * The instance's session prefix: the cached one, or a promise of it while it is composed on
+   * first use (which rejects like `composeSessionPrefix`).
+   */
+  sessionPrefix(signal: AbortSignal): readonly Message[] | Promise<readonly Message[]>
   /** Reports a failure on `agent/error`. */
   report(error: HarnessError): void
   /** Called synchronously right after `turn/end` is appended. */
@@ -100,9 +103,12 @@ async function runSteps(
   let batch = claimed
   for (let step = 1; ; step++) {
     if (step > 1) batch = host.inbox.claim(turn, false)
-    const sessionPrefix = await host.sessionPrefix(signal)
+    // Both are synchronous in the common case (prefix cached, no pre-step listener): no await then.
+    const prefix = host.sessionPrefix(signal)
+    const sessionPrefix = prefix instanceof Promise ? await prefix : prefix
     const position: TurnPosition = { agent, turn, step, signal }
-    const decision = await preStep(host, position, batch, sessionPrefix)
+    const deciding = preStep(host, position, batch, sessionPrefix)
+    const decision = deciding instanceof Promise ? await deciding : deciding
     if (decision.kind === 'reject') return BLOCKED
     if (step === 1 && decision.messages.length === 0) return COMPLETED
     session.append('step/start', { turn, step })
@@ -137,23 +143,25 @@ async function runSteps(
   }
 }
 
-async function preStep(
+/** The step's pre-step decision: synchronous when nobody listens to `agent/pre-step`. */
+function preStep(
   host: TurnHost,
   position: TurnPosition,
   messages: readonly UserMessage[],
   sessionPrefix: readonly Message[],
-): Promise<PreStepDecision> {
-  let decision: unknown
-  if (host.bus.has('agent/pre-step')) {
-    const input = { ...position, messages, sessionPrefix }
-    decision = await awaitListeners('agent/pre-step', position.agent, position.signal, () =>
-      host.bus.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
-    )
-  } else {
+): PreStepDecision | Promise<PreStepDecision> {
+  if (!host.bus.has('agent/pre-step')) {
     // Nobody listens: the default decision, with the abort check the await would have made.
     throwIfAborted(position.signal)
-    decision = { kind: 'enter', messages }
+    return checkedDecision(position, { kind: 'enter', messages })
   }
+  const input = { ...position, messages, sessionPrefix }
+  return awaitListeners('agent/pre-step', position.agent, position.signal, () =>
+    host.bus.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
+  ).then((decision: unknown) => checkedDecision(position, decision))
+}
+
+function checkedDecision(position: TurnPosition, decision: unknown): PreStepDecision {
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; messages?: unknown }
     if (candidate.kind === 'reject') return { kind: 'reject' }
