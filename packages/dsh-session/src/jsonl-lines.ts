@@ -29,7 +29,7 @@ export interface FileLine {
  */
 export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): AsyncGenerator<FileLine[]> {
   const chunk = Buffer.allocUnsafe(chunkBytes)
-  // A line spanning chunks is kept as pieces and joined once, when its newline arrives.
+  // Bytes after the last newline seen, kept as pieces and joined once a newline arrives.
   let pending: Buffer[] = []
   let pendingBytes = 0
   let fileOffset = 0
@@ -38,28 +38,19 @@ export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): 
     const { bytesRead } = await handle.read(chunk, 0, chunkBytes, fileOffset)
     if (bytesRead === 0) break
     const lines: FileLine[] = []
-    let start = 0
-    for (;;) {
-      const nl = chunk.indexOf(NEWLINE, start)
-      if (nl === -1 || nl >= bytesRead) break
-      lineNo++
-      let text: string
-      if (pendingBytes === 0) {
-        text = chunk.toString('utf8', start, nl)
-      } else {
-        pending.push(chunk.subarray(start, nl))
-        text = Buffer.concat(pending).toString('utf8')
-      }
-      const bytes = pendingBytes + (nl - start) + 1
-      lines.push({ text, line: lineNo, offset: fileOffset + start - pendingBytes, bytes, terminated: true })
+    const lastNl = bytesRead === 0 ? -1 : chunk.lastIndexOf(NEWLINE, bytesRead - 1)
+    if (lastNl >= 0) {
+      // Decode the complete lines of this chunk once, then split the text (what a bare reader does).
+      const head = chunk.subarray(0, lastNl + 1)
+      const bytes = pendingBytes === 0 ? head : Buffer.concat([...pending, head])
+      lineNo = splitLines(bytes, fileOffset - pendingBytes, lineNo, lines)
       pending = []
       pendingBytes = 0
-      start = nl + 1
     }
-    if (start < bytesRead) {
+    if (lastNl + 1 < bytesRead) {
       // Copy: `chunk` is reused by the next read.
-      pending.push(Buffer.from(chunk.subarray(start, bytesRead)))
-      pendingBytes += bytesRead - start
+      pending.push(Buffer.from(chunk.subarray(lastNl + 1, bytesRead)))
+      pendingBytes += bytesRead - lastNl - 1
     }
     fileOffset += bytesRead
     yield lines
@@ -76,4 +67,24 @@ export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): 
       },
     ]
   }
+}
+
+/**
+ * Splits `bytes` (whole lines, ending in a newline; the first starting at file offset `offset`) into
+ * `out`, numbering them after `lineNo`; returns the last line number. Byte lengths are the text
+ * lengths when the text is ASCII, else measured per line.
+ */
+function splitLines(bytes: Buffer, offset: number, lineNo: number, out: FileLine[]): number {
+  const text = bytes.toString('utf8')
+  const ascii = text.length === bytes.length
+  let start = 0
+  let at = offset
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+    const line = text.slice(start, nl)
+    const size = (ascii ? nl - start : Buffer.byteLength(line, 'utf8')) + 1
+    out.push({ text: line, line: ++lineNo, offset: at, bytes: size, terminated: true })
+    at += size
+    start = nl + 1
+  }
+  return lineNo
 }

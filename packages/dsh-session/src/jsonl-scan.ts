@@ -6,7 +6,7 @@ import type { FileHandle } from 'node:fs/promises'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import { decodeHeader } from './jsonl-codec.ts'
 import { type FileLine, readLines } from './jsonl-lines.ts'
-import { validateEvent } from './schemas.ts'
+import { checkEvent } from './schemas.ts'
 import type { SessionEvent, SessionFileHeader } from './types.ts'
 
 /** A torn final line: where it starts and how long it is. */
@@ -89,7 +89,7 @@ function decodeEvent(value: unknown, file: string, line: number, expectedSeq: nu
     throw corruptEvent(file, line, expectedSeq, `found seq ${JSON.stringify(seq) ?? 'undefined'}`)
   }
   try {
-    return validateEvent(value)
+    return freezeParsed(checkEvent(value))
   } catch (cause) {
     if (cause instanceof SessionError && cause.code === SessionErrorCode.UNKNOWN_EVENT_TYPE) {
       const type = String((value as { type?: unknown }).type)
@@ -103,6 +103,27 @@ function decodeEvent(value: unknown, file: string, line: number, expectedSeq: nu
     const why = cause instanceof Error ? cause.message : String(cause)
     throw corruptEvent(file, line, expectedSeq, `invalid event: ${why}`, cause)
   }
+}
+
+/**
+ * Deep-freezes a value fresh from `JSON.parse` in place (children first, so a frozen object never
+ * has an unfrozen descendant). Such a value is a tree of plain objects and arrays nobody else holds,
+ * so unlike `deepFreeze` this does not look for frozen subtrees to skip.
+ */
+function freezeParsed<T extends object>(value: T): T {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const member: unknown = value[i]
+      if (typeof member === 'object' && member !== null) freezeParsed(member)
+    }
+  } else {
+    const record = value as Record<string, unknown>
+    for (const key in record) {
+      const member = record[key]
+      if (typeof member === 'object' && member !== null) freezeParsed(member)
+    }
+  }
+  return Object.freeze(value)
 }
 
 function corruptEvent(

@@ -126,6 +126,11 @@ export function checkPayload(
  * defined, or `INVALID_EVENT` naming the type, seq and path of the defect. Loaders add file and line.
  */
 export function validateEvent(value: unknown): SessionEvent {
+  return deepFreeze(checkEvent(value))
+}
+
+/** `validateEvent` without the freeze: the loader freezes freshly parsed values its own way. */
+export function checkEvent(value: unknown): SessionEvent {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new SessionError('INVALID_EVENT', 'invalid event: expected an object')
   }
@@ -142,5 +147,5 @@ export function validateEvent(value: unknown): SessionEvent {
   if (!isEnvelope(value)) checkSchema(envelopeSchema, value, type, seq, '')
   const definition = requireEventDefinition(type, seq)
   checkPayload(definition, record.data, type, seq)
-  return deepFreeze(value as SessionEvent)
+  return value as SessionEvent
 }

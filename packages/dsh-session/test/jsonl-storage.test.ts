@@ -348,6 +348,29 @@ describe('JsonlStorage load rules', () => {
     expect(bytesOf(file)).toBe(text)
   })
 
+  it('cuts an unparsable final line at its byte offset after multi-byte lines spanning read chunks', async () => {
+    const storage = jsonl()
+    await storage.create(header('s1'))
+    // Non-ASCII lines (2- and 4-byte characters) across the 64 KB read boundary shift byte offsets
+    // away from character offsets; the cut must land on the byte where the bad line starts.
+    const events = [
+      userEvent(0, 'ü'.repeat(40_000)),
+      userEvent(1, '😀'.repeat(20_000)),
+      userEvent(2, 'plain'),
+    ]
+    await storage.appendBatch(id, events, 0)
+    await storage.release(id)
+    const file = join(dir, 's1.jsonl')
+    const text = bytesOf(file)
+    const bad = '{"type":"ü\n'
+    appendFileSync(file, bad)
+    const loaded = await jsonl().load(id)
+    expect(loaded.events).toEqual(events)
+    expect(Buffer.byteLength(bad)).toBe(12)
+    expect(loaded.report).toEqual({ truncatedTail: { line: 5, bytes: 12 }, repairedEvents: 0 })
+    expect(bytesOf(file)).toBe(text)
+  })
+
   it('truncates an unparsable final line that has a newline', async () => {
     const { storage, file, text } = await stored(2)
     appendFileSync(file, '{"type":"user/mes\n')
