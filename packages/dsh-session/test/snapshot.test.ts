@@ -39,7 +39,8 @@ function refusalMessage(run: () => unknown): string {
 
 describe('snapshotJson', () => {
   test('any JSON value comes back equal, detached and deep-frozen', () => {
-    const json = fc.jsonValue({ maxDepth: 6 }).filter((value) => !Object.is(value, -0))
+    // Through JSON text, so every -0 (which append refuses) becomes 0.
+    const json = fc.jsonValue({ maxDepth: 6 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown)
     fc.assert(
       fc.property(json, (value) => {
         const copy = snapshotJson(value, 'test/event')
