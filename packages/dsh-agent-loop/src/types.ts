@@ -7,7 +7,6 @@ import type {
   LlmCallConfig,
   LlmFailure,
   Message,
-  ReasoningEffort,
   RetryOptions,
   SessionId,
   ToolCallBlock,
@@ -76,18 +75,15 @@ export interface Agent {
   dispose(): Promise<void>
 }
 
-/** Options of `ctx.agentLoop.create` (and, without the session fields, of `resume`). */
-export interface AgentOptions {
+/**
+ * Options of `ctx.agentLoop.create` (and, without the session fields, of `resume`): the call config
+ * (`provider`, `model`, `temperature`, `maxTokens`, `reasoningEffort`, `stop`) plus the agent's own.
+ */
+export interface AgentOptions extends LlmCallConfig {
   /** A live session to drive. The caller keeps ownership: `dispose` flushes it but does not close it. */
   readonly session?: Session
   /** The id of a new session to create (default: a fresh id). The agent closes it on `dispose`. */
   readonly sessionId?: SessionId
-  readonly provider: string
-  readonly model: string
-  readonly temperature?: number
-  readonly maxTokens?: number
-  readonly reasoningEffort?: ReasoningEffort
-  readonly stop?: readonly string[]
   /** The base system prompt, before `agent/system-prompt` listeners. */
   readonly system?: string
   /** Names of the registered tools to offer, in this order. Default: every registered tool. */
