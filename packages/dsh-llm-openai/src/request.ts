@@ -38,7 +38,8 @@ export function buildChatBody(request: LlmRequest, policy: BodyPolicy): ChatComp
   if (request.system !== undefined && request.system !== '') {
     messages.push({ role: 'system', content: request.system })
   }
-  for (const message of request.messages) messages.push(mapMessage(message, policy.reasoningReplay))
+  const replay = replayMode(request, policy.reasoningReplay)
+  for (const message of request.messages) messages.push(mapMessage(message, replay))
   const body: { -readonly [K in keyof ChatCompletionBody]: ChatCompletionBody[K] } = {
     model: request.model,
     messages,
@@ -60,7 +61,25 @@ export function buildChatBody(request: LlmRequest, policy: BodyPolicy): ChatComp
   return body
 }
 
-function mapMessage(message: Message, replay: ReasoningReplay): WireMessage {
+/**
+ * How assistant reasoning travels back: `omit`; `reasoning_content` (only messages that have
+ * reasoning carry it); or `reasoning_content-required` — thinking mode is evidently on (a reasoning
+ * effort is set or the history has reasoning), so every assistant message with tool calls carries the
+ * field, empty when the model produced no reasoning for it. DeepSeek's thinking mode answers 400
+ * when a tool-call turn's `reasoning_content` is missing from later requests.
+ */
+type ReplayMode = ReasoningReplay | 'reasoning_content-required'
+
+function replayMode(request: LlmRequest, replay: ReasoningReplay): ReplayMode {
+  if (replay !== 'reasoning_content') return replay
+  if (request.reasoningEffort !== undefined) return 'reasoning_content-required'
+  const thinking = request.messages.some(
+    (message) => message.role === 'assistant' && message.content.some((block) => block.type === 'reasoning'),
+  )
+  return thinking ? 'reasoning_content-required' : replay
+}
+
+function mapMessage(message: Message, replay: ReplayMode): WireMessage {
   if (message.role === 'assistant') return mapAssistant(message, replay)
   if (isToolResultMessage(message)) return mapToolResult(message)
   return { role: 'user', content: textContent(message, message.content) }
@@ -83,7 +102,7 @@ function textContent(message: Message, blocks: readonly ContentBlock[]): string 
   return parts[0]?.text ?? ''
 }
 
-function mapAssistant(message: AssistantMessage, replay: ReasoningReplay): WireMessage {
+function mapAssistant(message: AssistantMessage, replay: ReplayMode): WireMessage {
   let text = ''
   let reasoning = ''
   let hasReasoning = false
@@ -115,7 +134,8 @@ function mapAssistant(message: AssistantMessage, replay: ReasoningReplay): WireM
     reasoning_content?: string
     tool_calls?: WireToolCall[]
   } = { role: 'assistant', content }
-  if (replay === 'reasoning_content' && hasReasoning) wire.reasoning_content = reasoning
+  const required = replay === 'reasoning_content-required' && toolCalls.length > 0
+  if (replay !== 'omit' && (hasReasoning || required)) wire.reasoning_content = reasoning
   if (toolCalls.length > 0) wire.tool_calls = toolCalls
   return wire
 }

@@ -168,6 +168,43 @@ describe('request mapping', () => {
     })
   })
 
+  it('in thinking mode gives every tool-call turn a reasoning_content, empty when it had no reasoning', async () => {
+    const adapter = deepseek({ apiKey: 'sk-ds', baseURL: server.baseURL })
+    const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-v4' } as const
+    const history = [
+      userText('go'),
+      createAssistantMessage({
+        content: [{ type: 'tool-call', id: weather, name: 'get_weather', arguments: '{}' }],
+        source: model,
+      }),
+      createToolResultMessage({ callId: weather, content: [{ type: 'text', text: 'sunny' }] }),
+      createAssistantMessage({ content: [{ type: 'text', text: 'Sunny.' }], source: model }),
+    ]
+    const toolTurn = (extra: Record<string, unknown>) => ({
+      role: 'assistant',
+      content: null,
+      ...extra,
+      tool_calls: [{ id: 'call_w1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+    })
+    const thinking = await sent(() =>
+      run(adapter, {
+        provider: 'deepseek',
+        model: 'deepseek-v4',
+        reasoningEffort: 'high',
+        messages: history,
+      }),
+    )
+    expect((thinking.json as { messages: unknown[] }).messages.slice(1, 4)).toEqual([
+      toolTurn({ reasoning_content: '' }),
+      { role: 'tool', tool_call_id: 'call_w1', content: 'sunny' },
+      { role: 'assistant', content: 'Sunny.' },
+    ])
+    const plain = await sent(() =>
+      run(adapter, { provider: 'deepseek', model: 'deepseek-chat', messages: history }),
+    )
+    expect((plain.json as { messages: unknown[] }).messages[1]).toEqual(toolTurn({}))
+  })
+
   it('honours the body options: omit replay on DeepSeek, max_completion_tokens, no effort, no usage, extraBody', async () => {
     const adapter = deepseek({
       apiKey: 'sk-ds',
