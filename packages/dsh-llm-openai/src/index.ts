@@ -8,7 +8,6 @@ export type {
   OpenAiCompatibleOptions,
   ReasoningReplay,
   WireMessage,
-  WireTextPart,
   WireTool,
   WireToolCall,
 } from './types.ts'

@@ -15,7 +15,6 @@ import type {
   MaxTokensField,
   ReasoningReplay,
   WireMessage,
-  WireTextPart,
   WireToolCall,
 } from './types.ts'
 
@@ -91,15 +90,17 @@ function mapToolResult(message: ToolResultMessage): WireMessage {
   return { role: 'tool', tool_call_id: result.toolCallId, content: textContent(message, result.content) }
 }
 
-/** No blocks become `''`, one text block a plain string, several text parts, block for block. */
-function textContent(message: Message, blocks: readonly ContentBlock[]): string | WireTextPart[] {
-  const parts: WireTextPart[] = []
+/**
+ * The text blocks joined into one string (`''` for none). A plain string is the one content shape
+ * every compatible server accepts: DeepSeek and older llama.cpp servers refuse content-part arrays.
+ */
+function textContent(message: Message, blocks: readonly ContentBlock[]): string {
+  let text = ''
   for (const block of blocks) {
     if (block.type !== 'text') throw unsupported(message, block)
-    parts.push({ type: 'text', text: block.text })
+    text += block.text
   }
-  if (parts.length > 1) return parts
-  return parts[0]?.text ?? ''
+  return text
 }
 
 function mapAssistant(message: AssistantMessage, replay: ReplayMode): WireMessage {

@@ -56,16 +56,10 @@ export interface WireToolCall {
   readonly function: { readonly name: string; readonly arguments: string }
 }
 
-/** One content part of a user message that has several text blocks. */
-export interface WireTextPart {
-  readonly type: 'text'
-  readonly text: string
-}
-
 /** A message of the Chat Completions request body. */
 export type WireMessage =
   | { readonly role: 'system'; readonly content: string }
-  | { readonly role: 'user'; readonly content: string | readonly WireTextPart[] }
+  | { readonly role: 'user'; readonly content: string }
   | {
       readonly role: 'assistant'
       readonly content: string | null
@@ -75,7 +69,7 @@ export type WireMessage =
   | {
       readonly role: 'tool'
       readonly tool_call_id: string
-      readonly content: string | readonly WireTextPart[]
+      readonly content: string
     }
 
 /** A tool of the Chat Completions request body. */

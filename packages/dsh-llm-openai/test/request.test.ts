@@ -95,13 +95,7 @@ function wireMessages(assistant: Record<string, unknown>) {
     assistant,
     { role: 'tool', tool_call_id: 'call_w1', content: '18°C, cloudy' },
     { role: 'tool', tool_call_id: 'call_t2', content: 'time service down' },
-    {
-      role: 'user',
-      content: [
-        { type: 'text', text: 'Also: ' },
-        { type: 'text', text: 'in Fahrenheit.' },
-      ],
-    },
+    { role: 'user', content: 'Also: in Fahrenheit.' },
   ]
 }
 
