@@ -16,20 +16,58 @@ export interface Bound {
 }
 
 /**
- * The quick-mode bounds (see docs/performance.md). Growth bounds guard complexity; ratio bounds sit
- * at about twice what the suite measures today where a target is still missed, so they catch a
- * regression from here, and should be tightened toward the targets as the fixes land.
+ * The quick-mode bounds (see docs/performance.md). Growth bounds guard complexity and sit just above
+ * the 1.3 growth target. Ratio bounds sit at about twice the worst ratio the quick suite measured
+ * after the hot-path passes (two quick runs and one full run on 2026-11-30, load average 2–3), so
+ * today's code passes on a loaded 2-core machine and losing one fast path fails. The heap and
+ * event-loop bounds are absolute: heap per agent barely moves with load, the delay does.
  */
 export const QUICK_BOUNDS: readonly Bound[] = [
   { id: 'loop-late-growth', on: 'dsh', max: 1.5, why: 'per-step cost growing with the history (O(n²) turn)' },
   { id: 'loop-growth', on: 'dsh', max: 1.5, why: 'target 1.3 (steps 901–1000 over 1–100)' },
-  { id: 'inv-late-growth', on: 'dsh', max: 2.5, why: 'the re-derivation is O(history) per request: 2 at most' },
-  { id: 'loop-wall-vs-pi', on: 'ratio', max: 12, why: 'target 1.0×; measured 7–8× today' },
-  { id: 'loop-jsonl', on: 'ratio', max: 12, why: 'target 1.2×; measured 2.5–3.5× today' },
-  { id: 'inv-overhead', on: 'ratio', max: 8, why: 'measured ~3.6× the unchecked loop' },
-  { id: 'assembly', on: 'ratio', max: 4, why: 'target 2×; quadratic assembly would be far beyond' },
-  { id: 'load', on: 'ratio', min: 0.06, why: 'target 0.5×; measured 0.25–0.32× today' },
-  { id: 'scale-heap', on: 'dsh', max: 150, why: 'target 50 KB; measured ~92 KB; a per-agent leak' },
+  {
+    id: 'inv-late-growth',
+    on: 'dsh',
+    max: 1.5,
+    why: 'the request check folds each event once (incremental); a refold per request would grow',
+  },
+  {
+    id: 'loop-wall-vs-pi',
+    on: 'ratio',
+    max: 5,
+    why: 'target 1.0×; measured 1.9–2.4× after the hot-path passes',
+  },
+  {
+    id: 'loop-jsonl',
+    on: 'ratio',
+    max: 4,
+    why: 'target 1.2×; measured 1.8–2.0× (two thread-pool syncs per step)',
+  },
+  { id: 'inv-overhead', on: 'ratio', max: 4, why: 'measured 1.3–1.8× the unchecked loop' },
+  {
+    id: 'assembly',
+    on: 'ratio',
+    max: 2.5,
+    why: 'target 2×; measured 1.1–1.2×; quadratic assembly is far beyond',
+  },
+  {
+    id: 'load',
+    on: 'ratio',
+    min: 0.25,
+    why: 'target 0.5×; measured 0.55–0.71×; 0.24× before the fast payload checks',
+  },
+  {
+    id: 'scale-heap',
+    on: 'dsh',
+    max: 130,
+    why: 'target 50 KB; measured 90–97 KB (chunk events kept); a per-agent leak',
+  },
+  {
+    id: 'scale-delay',
+    on: 'dsh',
+    max: 250,
+    why: 'target 50 ms; measured 42–62 ms with 100 agents; a synchronous stall of the event loop',
+  },
 ]
 
 /** The violated bounds among `rows`, one line each; a row that failed to measure is a violation. */
