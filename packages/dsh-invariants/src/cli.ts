@@ -63,4 +63,10 @@ function main(argv: readonly string[]): number {
   return 2
 }
 
+// A reader that stops early (`dsh-invariants requests f.jsonl | head`) closes the pipe: that is not
+// an error of the check, so stop writing quietly instead of crashing on EPIPE.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error
+})
+
 process.exitCode = main(process.argv.slice(2))

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const packages = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-const CLI = join(packages, 'dsh-invariants', 'dist', 'cli.js')
+export const CLI = join(packages, 'dsh-invariants', 'dist', 'cli.js')
 
 /** Newest modification time under `dir` (recursively), in ms. */
 function newest(dir: string): number {

@@ -2,6 +2,7 @@
  * The CLI as a subprocess over real session files. Runs the built `dist/cli.js`: build first with
  * `npx --yes pnpm@12.4.2 -F dsh-llm -F dsh-session -F dsh-invariants build` (the root `pnpm test` does).
  */
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,7 +11,7 @@ import { SessionId } from 'dsh-llm'
 import { scriptedAdapter, textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { requireFreshBuild, run } from './cli-run.ts'
+import { CLI, requireFreshBuild, run } from './cli-run.ts'
 import { Driver } from './driver.ts'
 
 installInvariantGuard()
@@ -199,5 +200,26 @@ describe('dsh-invariants requests', () => {
       .map((line) => JSON.parse(line))
     expect(printed).toEqual(seen)
     expect(printed.map((request) => request.messages.length)).toEqual([1, 3])
+  })
+
+  it('stops quietly, exit 0, when its reader closes the pipe early (EPIPE)', async () => {
+    // Output larger than a pipe buffer, so the writer is still writing when `head` goes away.
+    const app = await createCheckedApp({ sessions: { storage: new JsonlStorage({ dir }) } })
+    app.llm.registerAdapter('scripted', scriptedAdapter([textResponse('a'), textResponse('b')]))
+    const session = await app.sessions.create({ id: SessionId('long') })
+    const driver = new Driver(app, session)
+    driver.user('x'.repeat(200_000), 'm-long')
+    driver.startTurn()
+    for (let step = 0; step < 2; step++) {
+      driver.startStep()
+      if (step === 0) driver.header()
+      await driver.call()
+      driver.endStep()
+    }
+    driver.endTurn()
+    await app.sessions.close(session)
+    const script = 'set -o pipefail; node "$0" requests "$1" | head -c 1 > /dev/null'
+    const result = spawnSync('bash', ['-c', script, CLI, join(dir, 'long.jsonl')], { encoding: 'utf8' })
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' })
   })
 })
