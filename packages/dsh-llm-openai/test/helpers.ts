@@ -1,4 +1,5 @@
 /** Small helpers shared by the adapter tests. */
+import { createCheckedApp } from 'dsh-invariants/vitest'
 import { type LlmAdapter, type LlmRequest, type StreamChunk, userText } from 'dsh-llm'
 
 /** Drains a stream into an array. */
@@ -8,9 +9,15 @@ export async function collect(stream: AsyncIterable<StreamChunk>): Promise<Strea
   return chunks
 }
 
-/** Runs one request through `adapter` and returns every chunk. */
-export function run(adapter: LlmAdapter, request: LlmRequest): Promise<StreamChunk[]> {
-  return collect(adapter.stream(request))
+/**
+ * Runs one request through `adapter`, wired into a checked app (`ctx.llm` with every invariant
+ * mounted, so the stream grammar is checked on everything the adapter yields), and returns every
+ * chunk.
+ */
+export async function run(adapter: LlmAdapter, request: LlmRequest): Promise<StreamChunk[]> {
+  const app = await createCheckedApp()
+  app.llm.registerAdapter(request.provider, adapter)
+  return collect(app.llm.stream(request))
 }
 
 /** A minimal request: one user prompt. */

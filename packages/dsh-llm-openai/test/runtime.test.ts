@@ -1,5 +1,6 @@
-import { Context } from 'cordis'
-import LlmRuntime, { BlockAssembler, CallId, type LlmRequest, userText } from 'dsh-llm'
+import type { Context } from 'cordis'
+import { createCheckedApp } from 'dsh-invariants/vitest'
+import { BlockAssembler, CallId, type LlmRequest, userText } from 'dsh-llm'
 import { deepseek } from 'dsh-llm-openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FixtureServer, fixture, sseReply, startServer } from './server.ts'
@@ -11,8 +12,7 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 async function app(): Promise<Context> {
-  const ctx = new Context()
-  await ctx.plugin(LlmRuntime)
+  const ctx = await createCheckedApp()
   ctx.llm.registerAdapter(['deepseek'], deepseek({ apiKey: 'sk-ds', baseURL: server.baseURL }))
   return ctx
 }
