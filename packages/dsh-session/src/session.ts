@@ -14,6 +14,7 @@ import { snapshotJson } from './snapshot.ts'
 import type {
   AppendGuard,
   HeaderState,
+  LoadReport,
   OpenTurnState,
   Session,
   SessionEvent,
@@ -39,6 +40,8 @@ export interface SessionHost {
 export interface LiveSessionInit {
   readonly id: SessionId
   readonly parent?: SessionParent | undefined
+  /** Set by the store once a session opened from storage is loaded and repaired. */
+  readonly loadReport?: LoadReport | undefined
   /** Committed events, seq 0 upward; checked for contiguity, enclosure and surface fit. */
   readonly history?: readonly SessionEvent[]
   readonly host: SessionHost
@@ -51,6 +54,7 @@ type Busy = { readonly type: string; readonly seq: number; phase: 'checking' | '
 export class LiveSession implements Session {
   readonly id: SessionId
   readonly parent?: SessionParent
+  loadReport?: LoadReport
   private readonly log: SessionEvent[] = []
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
@@ -63,6 +67,7 @@ export class LiveSession implements Session {
   constructor(init: LiveSessionInit) {
     this.id = init.id
     if (init.parent !== undefined) this.parent = init.parent
+    if (init.loadReport !== undefined) this.loadReport = init.loadReport
     this.host = init.host
     this.writer = init.writer
     trackSurfaceFold(this, this.surface)

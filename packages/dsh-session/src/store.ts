@@ -12,6 +12,7 @@ import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
 import type {
   AppendGuard,
+  LoadReport,
   Session,
   SessionEvent,
   SessionEventInput,
@@ -115,12 +116,28 @@ export class Sessions extends Service implements SessionStore {
       const closers = interruptedTurnClosers(session.events)
       for (const closer of closers) appendInput(session, closer)
       if (closers.length > 0) await session.flush()
+      session.loadReport = Object.freeze({ ...loaded.report, repairedEvents: closers.length })
+      this.reportMended(id, session.loadReport)
     } catch (error) {
       session?.markClosed()
       await this.storage.release(id)
       throw error
     }
     return this.adopt(session)
+  }
+
+  /** Warns (logger `dsh`) when opening a session cut a torn tail or committed repair closers. */
+  private reportMended(id: SessionId, report: LoadReport): void {
+    const logger = this.home.logger('dsh')
+    if (report.truncatedTail !== undefined) {
+      const { line, bytes } = report.truncatedTail
+      logger.warn(
+        `session ${id}: cut a torn final line (line ${line}, ${bytes} bytes) that was never acknowledged`,
+      )
+    }
+    if (report.repairedEvents > 0) {
+      logger.warn(`session ${id}: closed an interrupted turn with ${report.repairedEvents} repair events`)
+    }
   }
 
   /** Headers of every stored session. */

@@ -169,6 +169,12 @@ export interface Session {
   readonly seq: number
   readonly parent?: SessionParent
   /**
+   * What opening this session from storage had to mend: a torn final line cut off, and how many
+   * repair closers were committed for an interrupted final turn. Absent for a session created or
+   * forked in this process.
+   */
+  readonly loadReport?: LoadReport
+  /**
    * Appends one event: snapshots `data` as plain JSON, validates it and the turn enclosure, runs the
    * store's guards, deep-freezes, commits, then notifies `session/event` listeners. Throws a
    * `SessionError` naming the event type (and the offending path) when refused; the log is then

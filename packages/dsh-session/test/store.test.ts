@@ -1,7 +1,10 @@
+import { appendFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { Context } from 'cordis'
 import { CallId, SessionId } from 'dsh-llm'
-import Sessions, { MemoryStorage, type Session, type SessionEvent } from 'dsh-session'
+import Sessions, { JsonlStorage, MemoryStorage, type Session, type SessionEvent } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
+import { header, tempDir, userEvent, userEvents } from './fixtures/events.ts'
 import { assistant, callBlock, mountSessions, rejection, types, user } from './support.ts'
 
 function completedTurn(session: Session, turn: number): void {
@@ -18,6 +21,24 @@ function completedTurn(session: Session, turn: number): void {
 }
 
 describe('Sessions store', () => {
+  test('open reports a torn final line it cut off on the session (loadReport)', async () => {
+    const { dir, dispose } = tempDir()
+    try {
+      const storage = new JsonlStorage({ dir })
+      await storage.create(header('torn'))
+      await storage.appendBatch(SessionId('torn'), userEvents(0, 2), 0)
+      await storage.release(SessionId('torn'))
+      appendFileSync(join(dir, 'torn.jsonl'), JSON.stringify(userEvent(2)).slice(0, 25))
+      const app = await mountSessions({ storage: new JsonlStorage({ dir }) })
+      const session = await app.sessions.open(SessionId('torn'))
+      expect(session.seq).toBe(2)
+      expect(session.loadReport).toEqual({ truncatedTail: { line: 4, bytes: 25 }, repairedEvents: 0 })
+      await app.sessions.close(session)
+    } finally {
+      dispose()
+    }
+  })
+
   test('await app.plugin(Sessions) provides sessions and sessionProjections', async () => {
     const app = new Context()
     await app.plugin(Sessions)
@@ -108,6 +129,8 @@ describe('Sessions store', () => {
     expect(seen.map((event) => event.seq)).toEqual([4, 5, 6])
     expect(reopened.events[6]?.data).toEqual({ turn: 1, reason: { kind: 'interrupted' } })
     expect(reopened.openTurn()).toBeUndefined()
+    expect(reopened.loadReport).toEqual({ repairedEvents: 3 })
+    expect(session.loadReport).toBeUndefined()
     expect((await storage.load(session.id)).events).toEqual(reopened.events)
   })
 
