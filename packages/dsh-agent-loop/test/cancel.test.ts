@@ -264,9 +264,7 @@ describe('dispose (must show 9)', () => {
     await first.dispose()
     await first.dispose()
     expect(h.app.sessions.get(session.id)).toBe(session)
-    const second = await h.create({ session })
-    second.send(userText('again'))
-    await second.whenIdle()
+    await h.run('again', { session })
     expect(dataOf(session, 'request/header').map((data) => (data as { reason: string }).reason)).toEqual([
       'initial',
       'resume',

@@ -2,9 +2,10 @@
 import { Context } from 'cordis'
 import AgentLoop, { type Agent, type AgentLoopConfig, type AgentOptions, ToolRegistry } from 'dsh-agent-loop'
 import { installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
-import { type HarnessError, LlmRuntime, type Message, messageText } from 'dsh-llm'
+import { type HarnessError, LlmRuntime, type Message, messageText, type UserMessage, userText } from 'dsh-llm'
 import { type ScriptedAdapter, type ScriptStep, scriptedAdapter } from 'dsh-llm/testing'
 import { type Session, type SessionStorage, Sessions } from 'dsh-session'
+import { type ZodType, z } from 'zod'
 
 installInvariantGuard()
 
@@ -20,6 +21,11 @@ export interface Harness {
   readonly notes: string[]
   /** Creates an agent on provider `test`, model `m`. */
   create(options?: Partial<AgentOptions>): Promise<Agent>
+  /**
+   * Creates an agent like `create`, sends it `prompt` (a string is sent as a user text) and resolves
+   * with the agent once it is idle again.
+   */
+  run(prompt: string | UserMessage, options?: Partial<AgentOptions>): Promise<Agent>
 }
 
 export interface HarnessOptions {
@@ -56,12 +62,20 @@ export async function createHarness(
   )
   app.on('agent/created', () => notes.push('created'))
   app.on('agent/disposed', () => notes.push('disposed'))
+  const create = (overrides: Partial<AgentOptions> = {}) =>
+    app.agentLoop.create({ provider: 'test', model: 'm', ...overrides })
   return {
     app,
     model,
     errors,
     notes,
-    create: (overrides = {}) => app.agentLoop.create({ provider: 'test', model: 'm', ...overrides }),
+    create,
+    run: async (prompt, overrides) => {
+      const agent = await create(overrides)
+      agent.send(typeof prompt === 'string' ? userText(prompt) : prompt)
+      await agent.whenIdle()
+      return agent
+    },
   }
 }
 
@@ -134,4 +148,61 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
 export function lastTurnEnd(session: Session): unknown {
   const ends = dataOf<{ reason: unknown }>(session, 'turn/end')
   return ends.at(-1)?.reason
+}
+
+/**
+ * Registers tool `name` (no parameters) whose body opens `running` when it starts, then waits for
+ * `release()` before answering `waited`: a test steers, injects or cancels while the tool runs.
+ */
+export function gatedTool(
+  h: Harness,
+  name = 'wait',
+  description = 'waits',
+): { running: Promise<void>; release: () => void } {
+  const running = gate()
+  const release = gate()
+  h.app.tools.register({
+    name,
+    description,
+    parameters: z.object({}),
+    execute: async () => {
+      running.open()
+      await release.promise
+      return 'waited'
+    },
+  })
+  return { running: running.promise, release: () => release.open() }
+}
+
+/** What `probeTool` registers: a name, a description, a schema (default: no parameters) and the answer. */
+export interface ProbeToolOptions {
+  readonly name: string
+  readonly description: string
+  readonly parameters?: ZodType<Record<string, unknown>>
+  readonly answer: string
+}
+
+/** Registers a tool answering `answer`; `ran` says whether its body was ever entered. */
+export function probeTool(h: Harness, options: ProbeToolOptions): { readonly ran: boolean } {
+  const probe = { ran: false }
+  h.app.tools.register({
+    name: options.name,
+    description: options.description,
+    parameters: options.parameters ?? z.object({}),
+    execute: () => {
+      probe.ran = true
+      return options.answer
+    },
+  })
+  return probe
+}
+
+/** Registers tool `echo` (`{ text: string }`), whose answer is `answer(text)` (default: the text). */
+export function echoTool(h: Harness, answer: (text: string) => string = (text) => text): void {
+  h.app.tools.register({
+    name: 'echo',
+    description: 'echoes',
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => answer(text),
+  })
 }

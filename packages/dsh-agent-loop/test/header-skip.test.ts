@@ -49,9 +49,7 @@ describe('header re-rendering is skipped only while nothing can have changed', (
   it('a quiet agent records one initial header for a many-step turn', async () => {
     const h = await createHarness(FOUR_STEPS)
     registerTool(h.app, 'step')
-    const agent = await h.create({ system: 'be brief' })
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go', { system: 'be brief' })
     expect(headers(agent.session)).toEqual([['initial', 'be brief', ['step']]])
     expect(h.model.requests.map((request) => request.system)).toEqual([
       'be brief',
@@ -70,9 +68,7 @@ describe('header re-rendering is skipped only while nothing can have changed', (
       if (calls === 1) dispose = h.app.on('agent/system-prompt', async (_input, next) => `${await next()}!`)
       if (calls === 2) dispose?.()
     })
-    const agent = await h.create({ system: 'be brief' })
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go', { system: 'be brief' })
     expect(headers(agent.session)).toEqual([
       ['initial', 'be brief', ['step']],
       ['change', 'be brief!', ['step']],
@@ -94,9 +90,7 @@ describe('header re-rendering is skipped only while nothing can have changed', (
       if (calls === 2)
         h.app.on('agent/request', async (_input, next) => ({ ...(await next()), maxTokens: 9 }))
     })
-    const agent = await h.create()
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go')
     expect(dataOf<HeaderData>(agent.session, 'request/header').map((data) => data.reason)).toEqual([
       'initial',
       'change',
@@ -113,9 +107,7 @@ describe('header re-rendering is skipped only while nothing can have changed', (
       if (calls === 1) unregister = registerTool(h.app, 'extra')
       if (calls === 2) unregister?.()
     })
-    const agent = await h.create()
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go')
     expect(headers(agent.session)).toEqual([
       ['initial', undefined, ['step']],
       ['change', undefined, ['step', 'extra']],
@@ -136,9 +128,7 @@ describe('header re-rendering is skipped only while nothing can have changed', (
       calls++
       if (calls === 1) registerTool(h.app, 'not-offered')
     })
-    const agent = await h.create({ tools: ['step'] })
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go', { tools: ['step'] })
     expect(headers(agent.session)).toEqual([['initial', undefined, ['step']]])
   })
 
@@ -157,9 +147,7 @@ describe('header re-rendering is skipped only while nothing can have changed', (
       }
       if (calls === 2) dispose?.()
     })
-    const agent = await h.create({ system: 'same' })
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go', { system: 'same' })
     expect(rendered).toBe(1)
     expect(headers(agent.session)).toEqual([['initial', 'same', ['step']]])
   })

@@ -2,7 +2,7 @@ import { type UserMessage, userText } from 'dsh-llm'
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, dataOf, gate, outline, texts, types } from './harness.ts'
+import { createHarness, dataOf, gatedTool, outline, texts, types } from './harness.ts'
 
 const plugin = (text: string) => userText(text, { kind: 'plugin', plugin: 'test' })
 
@@ -26,9 +26,7 @@ describe('the outbox', () => {
       const { path } = args as { path: string }
       return { ...output, additionalContexts: [plugin(`${path} changed on disk`)] }
     })
-    const agent = await h.create()
-    agent.send(userText('read both'))
-    await agent.whenIdle()
+    const agent = await h.run('read both')
     expect(outline(agent.session).slice(8, 15)).toEqual([
       'tool/call',
       'tool/call',
@@ -54,25 +52,14 @@ describe('the outbox', () => {
 
   it('an inject during a tool call waits for the step’s tool results', async () => {
     const h = await createHarness([toolCallResponse('c1', 'wait', {}), textResponse('ok')])
-    const running = gate()
-    const release = gate()
-    h.app.tools.register({
-      name: 'wait',
-      description: 'w',
-      parameters: z.object({}),
-      execute: async () => {
-        running.open()
-        await release.promise
-        return 'waited'
-      },
-    })
+    const { running, release } = gatedTool(h, 'wait', 'w')
     const agent = await h.create()
     agent.send(userText('go'))
-    await running.promise
+    await running
     const before = agent.session.seq
     agent.inject(plugin('clock: 12:00'))
     expect(agent.session.seq).toBe(before)
-    release.open()
+    release()
     await agent.whenIdle()
     expect(outline(agent.session).slice(8, 12)).toEqual([
       'tool/call',
@@ -90,24 +77,13 @@ describe('the outbox', () => {
 
   it('steering and context accepted for one boundary reach the same following request', async () => {
     const h = await createHarness([toolCallResponse('c1', 'wait', {}), textResponse('ok')])
-    const running = gate()
-    const release = gate()
-    h.app.tools.register({
-      name: 'wait',
-      description: 'w',
-      parameters: z.object({}),
-      execute: async () => {
-        running.open()
-        await release.promise
-        return 'waited'
-      },
-    })
+    const { running, release } = gatedTool(h, 'wait', 'w')
     const agent = await h.create()
     agent.send(userText('go'))
-    await running.promise
+    await running
     agent.inject(plugin('context'))
     agent.steer(userText('steer'))
-    release.open()
+    release()
     await agent.whenIdle()
     expect(texts(h.model.requests[1]?.messages ?? [])).toEqual([
       'go',
@@ -135,9 +111,7 @@ describe('the outbox', () => {
   it('an inject while the turn closes is drained before turn/end', async () => {
     const h = await createHarness([textResponse('answer')])
     h.app.on('agent/turn-stopping', ({ agent }) => agent.inject(plugin('noted')))
-    const agent = await h.create()
-    agent.send(userText('q'))
-    await agent.whenIdle()
+    const agent = await h.run('q')
     expect(outline(agent.session).slice(-4)).toEqual([
       'assistant/message',
       'step/end',

@@ -11,9 +11,7 @@ describe('agent/pre-step', () => {
       seen.push({ messages: texts(messages), turn, step, sessionPrefix })
       return { kind: 'reject' }
     })
-    const agent = await h.create()
-    agent.send(userText('forbidden'))
-    await agent.whenIdle()
+    const agent = await h.run('forbidden')
     expect(types(agent.session)).toEqual([
       'agent/inbox/spliced',
       'turn/start',
@@ -69,9 +67,7 @@ describe('agent/pre-step', () => {
       )
       return { kind: 'enter', messages: rewritten }
     })
-    const agent = await h.create()
-    agent.send(userText('hello'))
-    await agent.whenIdle()
+    const agent = await h.run('hello')
     expect(calls).toEqual(['outer:before', 'inner', 'outer:after:hello (rewritten)'])
     expect(texts(dataOf<UserMessage>(agent.session, 'user/message'))).toEqual(['hello (rewritten)'])
     expect(texts(h.model.requests[0]?.messages ?? [])).toEqual(['hello (rewritten)'])
@@ -89,9 +85,7 @@ describe('agent/pre-step', () => {
       if (!steered) agent.steer(userText('more'))
       steered = true
     })
-    const agent = await h.create()
-    agent.send(userText('first'))
-    await agent.whenIdle()
+    await h.run('first')
     expect(seen).toEqual(['1:first', '2:more'])
   })
 
@@ -100,9 +94,7 @@ describe('agent/pre-step', () => {
     h.app.on('agent/pre-step', async () => {
       throw new Error('policy service down')
     })
-    const agent = await h.create()
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    const agent = await h.run('hi')
     expect(types(agent.session)).toEqual([
       'agent/inbox/spliced',
       'turn/start',
@@ -120,9 +112,7 @@ describe('agent/pre-step', () => {
   it('an invalid decision is a listener failure naming what was returned', async () => {
     const h = await createHarness([])
     h.app.on('agent/pre-step', async () => ({ kind: 'maybe' }) as never)
-    const agent = await h.create()
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    const agent = await h.run('hi')
     expect(lastTurnEnd(agent.session)).toEqual({
       kind: 'error',
       failure: {

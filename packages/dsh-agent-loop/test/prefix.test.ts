@@ -21,9 +21,7 @@ describe('the session prefix (must show 8)', () => {
     await h.app.plugin((ctx: Context) => {
       ctx.on('agent/session-prefix', async (_input, next) => [agentsMd, ...(await next())])
     })
-    const agent = await h.create()
-    agent.send(userText('p1'))
-    await agent.whenIdle()
+    const agent = await h.run('p1')
     agent.send(userText('p2'))
     await agent.whenIdle()
     expect(compositions).toBe(1)
@@ -59,9 +57,7 @@ describe('the session prefix (must show 8)', () => {
       order.push(`pre-step with ${texts(sessionPrefix).join(',')}`)
       return next()
     })
-    const agent = await h.create()
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    await h.run('hi')
     expect(order).toEqual(['prefix', 'pre-step with catalog'])
   })
 
@@ -73,9 +69,7 @@ describe('the session prefix (must show 8)', () => {
       compositions++
       return [opening(`catalog v${version}`), ...(await next())]
     })
-    const first = await h.create({ sessionId: SessionId('s-prefix') })
-    first.send(userText('p1'))
-    await first.whenIdle()
+    const first = await h.run('p1', { sessionId: SessionId('s-prefix') })
     await first.dispose()
     version = 2
     const second = await h.app.agentLoop.resume(SessionId('s-prefix'), { provider: 'test', model: 'm' })

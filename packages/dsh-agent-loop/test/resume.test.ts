@@ -102,9 +102,7 @@ describe('resume (must show 10)', () => {
 
   it('restores pending inbox items without running them, and continues turn numbering', async () => {
     const h = await createHarness([textResponse('one'), textResponse('two')])
-    const first = await h.create({ sessionId: SessionId('paused') })
-    first.send(userText('run now'))
-    await first.whenIdle()
+    const first = await h.run('run now', { sessionId: SessionId('paused') })
     first.send(userText('later a'), { wakeup: false })
     first.send(userText('later b'), { target: 'next-step', wakeup: false })
     await first.dispose()

@@ -9,9 +9,7 @@ describe('provider failures and agent/request-error', () => {
       errorResponse('RATE_LIMIT', 'slow down', { retryAfterMs: 1 }),
       textResponse('ok'),
     ])
-    const agent = await h.create()
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    const agent = await h.run('hi')
     expect(outline(agent.session).slice(3)).toEqual([
       'step/start',
       'user/message',
@@ -38,9 +36,7 @@ describe('provider failures and agent/request-error', () => {
 
   it('a failure the policy does not retry ends the turn error and is reported', async () => {
     const h = await createHarness([errorResponse('AUTH', 'bad key', { status: 401 })])
-    const agent = await h.create()
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    const agent = await h.run('hi')
     const failure = { code: 'AUTH', message: 'bad key', status: 401 }
     expect(lastTurnEnd(agent.session)).toEqual({ kind: 'error', failure })
     expect(outline(agent.session).slice(-4)).toEqual([
@@ -66,9 +62,7 @@ describe('provider failures and agent/request-error', () => {
       seen.push({ code: failure.code, attempt, turn, step, fallback: await next() })
       return { kind: 'retry', delayMs: 0 }
     })
-    const agent = await h.create()
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    const agent = await h.run('hi')
     expect(seen).toEqual([
       { code: 'AUTH', attempt: 1, turn: 1, step: 1, fallback: { kind: 'fail' } },
       { code: 'AUTH', attempt: 2, turn: 1, step: 1, fallback: { kind: 'fail' } },
@@ -83,9 +77,7 @@ describe('provider failures and agent/request-error', () => {
       errorResponse('SERVER', 'oops again', { retryAfterMs: 0 }),
       textResponse('never'),
     ])
-    const agent = await h.create({ retry: { maxAttempts: 2 } })
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    const agent = await h.run('hi', { retry: { maxAttempts: 2 } })
     expect(h.model.callCount).toBe(2)
     expect(lastTurnEnd(agent.session)).toEqual({
       kind: 'error',

@@ -1,29 +1,17 @@
 import { type UserMessage, userText } from 'dsh-llm'
 import { textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import { createHarness, dataOf, gate, outline, texts } from './harness.ts'
+import { createHarness, dataOf, gatedTool, outline, texts } from './harness.ts'
 
 describe('steering (must show 4)', () => {
   it('a steer during a tool-call step lands after that step’s tool results, in the next request', async () => {
     const h = await createHarness([toolCallResponse('c1', 'wait', {}), textResponse('adjusted')])
-    const release = gate()
-    const running = gate()
-    h.app.tools.register({
-      name: 'wait',
-      description: 'waits',
-      parameters: z.object({}),
-      execute: async () => {
-        running.open()
-        await release.promise
-        return 'waited'
-      },
-    })
+    const { running, release } = gatedTool(h)
     const agent = await h.create()
     agent.send(userText('start'))
-    await running.promise
+    await running
     agent.steer(userText('use tabs'))
-    release.open()
+    release()
     await agent.whenIdle()
     expect(outline(agent.session).slice(3)).toEqual([
       'step/start',
@@ -57,24 +45,13 @@ describe('steering (must show 4)', () => {
 
   it('two steers sent during one step both enter the next step together', async () => {
     const h = await createHarness([toolCallResponse('c1', 'wait', {}), textResponse('ok')])
-    const release = gate()
-    const running = gate()
-    h.app.tools.register({
-      name: 'wait',
-      description: 'waits',
-      parameters: z.object({}),
-      execute: async () => {
-        running.open()
-        await release.promise
-        return 'waited'
-      },
-    })
+    const { running, release } = gatedTool(h)
     const agent = await h.create()
     agent.send(userText('start'))
-    await running.promise
+    await running
     agent.steer(userText('one'))
     agent.steer(userText('two'))
-    release.open()
+    release()
     await agent.whenIdle()
     expect(dataOf(agent.session, 'step/start')).toHaveLength(2)
     expect(texts(dataOf<UserMessage>(agent.session, 'user/message'))).toEqual(['start', 'one', 'two'])

@@ -1,9 +1,9 @@
 import type { Context } from 'cordis'
-import { type ToolResultMessage, userText } from 'dsh-llm'
+import type { ToolResultMessage } from 'dsh-llm'
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, dataOf, gate, lastTurnEnd, texts, types } from './harness.ts'
+import { createHarness, dataOf, gate, lastTurnEnd, probeTool, texts, types } from './harness.ts'
 
 interface ResultData {
   message: ToolResultMessage
@@ -63,9 +63,7 @@ describe('tool execution', () => {
         return 'fast result'
       },
     })
-    const agent = await h.create()
-    agent.send(userText('both'))
-    await agent.whenIdle()
+    const agent = await h.run('both')
     expect(finished).toEqual(['fast', 'slow'])
     expect(callOrder(agent.session)).toEqual(['call:c1', 'call:c2', 'result:c1', 'result:c2'])
     expect(results(agent.session)).toEqual([
@@ -82,20 +80,14 @@ describe('tool execution', () => {
 
   it('invalid argument JSON is not coerced: the body does not run and the result says why', async () => {
     const h = await createHarness([toolCallResponse('c1', 'read', '{"path": '), textResponse('sorry')])
-    let ran = false
-    h.app.tools.register({
+    const read = probeTool(h, {
       name: 'read',
       description: 'reads a file',
       parameters: z.object({ path: z.string() }),
-      execute: () => {
-        ran = true
-        return 'content'
-      },
+      answer: 'content',
     })
-    const agent = await h.create()
-    agent.send(userText('read it'))
-    await agent.whenIdle()
-    expect(ran).toBe(false)
+    const agent = await h.run('read it')
+    expect(read.ran).toBe(false)
     const [result] = results(agent.session)
     expect(result?.code).toBe('INVALID_TOOL_ARGUMENTS')
     expect(result?.isError).toBe(true)
@@ -106,20 +98,14 @@ describe('tool execution', () => {
 
   it('arguments failing the schema get an error result naming the field', async () => {
     const h = await createHarness([toolCallResponse('c1', 'read', { path: 42 }), textResponse('sorry')])
-    let ran = false
-    h.app.tools.register({
+    const read = probeTool(h, {
       name: 'read',
       description: 'reads a file',
       parameters: z.object({ path: z.string() }),
-      execute: () => {
-        ran = true
-        return 'content'
-      },
+      answer: 'content',
     })
-    const agent = await h.create()
-    agent.send(userText('read it'))
-    await agent.whenIdle()
-    expect(ran).toBe(false)
+    const agent = await h.run('read it')
+    expect(read.ran).toBe(false)
     expect(results(agent.session)).toEqual([
       {
         id: 'c1',
@@ -142,18 +128,14 @@ describe('tool execution', () => {
         return [{ type: 'text', text: String(a + b) }]
       },
     })
-    const agent = await h.create()
-    agent.send(userText('2+3'))
-    await agent.whenIdle()
+    const agent = await h.run('2+3')
     expect(seen).toEqual([{ a: 2, b: 3, callId: 'c1', agent: agent.id, aborted: false }])
     expect(results(agent.session)).toEqual([{ id: 'c1', text: '5', isError: false }])
   })
 
   it('a call the model invents gets an UNKNOWN_TOOL error result', async () => {
     const h = await createHarness([toolCallResponse('c1', 'nope', {}), textResponse('ok')])
-    const agent = await h.create()
-    agent.send(userText('x'))
-    await agent.whenIdle()
+    const agent = await h.run('x')
     expect(results(agent.session)).toEqual([
       {
         id: 'c1',
@@ -166,22 +148,11 @@ describe('tool execution', () => {
 
   it('a tool not in the agent’s tools option is neither offered nor run', async () => {
     const h = await createHarness([toolCallResponse('c1', 'secret', {}), textResponse('ok')])
-    let ran = false
     h.app.tools.register({ name: 'public', description: 'p', parameters: z.object({}), execute: () => 'p' })
-    h.app.tools.register({
-      name: 'secret',
-      description: 's',
-      parameters: z.object({}),
-      execute: () => {
-        ran = true
-        return 's'
-      },
-    })
-    const agent = await h.create({ tools: ['public'] })
-    agent.send(userText('x'))
-    await agent.whenIdle()
+    const secret = probeTool(h, { name: 'secret', description: 's', answer: 's' })
+    const agent = await h.run('x', { tools: ['public'] })
     expect(h.model.requests[0]?.tools?.map((tool) => tool.name)).toEqual(['public'])
-    expect(ran).toBe(false)
+    expect(secret.ran).toBe(false)
     expect(results(agent.session)[0]?.code).toBe('UNKNOWN_TOOL')
   })
 
@@ -208,9 +179,7 @@ describe('tool execution', () => {
         ? { kind: 'deny', reason: 'not the root' }
         : next(),
     )
-    const agent = await h.create()
-    agent.send(userText('clean'))
-    await agent.whenIdle()
+    const agent = await h.run('clean')
     expect(removed).toEqual(['tmp'])
     expect(results(agent.session)).toEqual([
       { id: 'c1', code: 'TOOL_DENIED', isError: true, text: 'tool "rm" (call c1) was denied: not the root' },
@@ -228,9 +197,7 @@ describe('tool execution', () => {
         throw new Error('disk on fire')
       },
     })
-    const agent = await h.create()
-    agent.send(userText('try'))
-    await agent.whenIdle()
+    const agent = await h.run('try')
     expect(results(agent.session)).toEqual([
       { id: 'c1', code: 'TOOL_THREW', isError: true, text: 'tool "boom" (call c1) threw: disk on fire' },
     ])
@@ -246,9 +213,7 @@ describe('tool execution', () => {
       parameters: z.object({}),
       execute: () => ({ content: 'no matches', isError: true }),
     })
-    const agent = await h.create()
-    agent.send(userText('find'))
-    await agent.whenIdle()
+    const agent = await h.run('find')
     expect(results(agent.session)).toEqual([{ id: 'c1', text: 'no matches', isError: true }])
   })
 
@@ -267,9 +232,7 @@ describe('tool execution', () => {
       execute: () => ({ content: 'finished', concludeTurn: true }),
     })
     h.app.tools.register({ name: 'note', description: 'n', parameters: z.object({}), execute: () => 'noted' })
-    const agent = await h.create()
-    agent.send(userText('wrap up'))
-    await agent.whenIdle()
+    const agent = await h.run('wrap up')
     expect(h.model.callCount).toBe(1)
     expect(types(agent.session).slice(-5)).toEqual([
       'tool/call',
@@ -293,9 +256,7 @@ describe('tool execution', () => {
       const output = await next()
       return { ...output, content: [{ type: 'text', text: 'KEY=[redacted]' }] }
     })
-    const agent = await h.create()
-    agent.send(userText('show env'))
-    await agent.whenIdle()
+    const agent = await h.run('show env')
     expect(results(agent.session)).toEqual([{ id: 'c1', text: 'KEY=[redacted]', isError: false }])
   })
 })
@@ -322,9 +283,7 @@ describe('tool concurrency', () => {
         return id
       },
     })
-    const agent = await h.create()
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go')
     expect(peak).toBe(2)
     expect(started).toEqual(['c1', 'c2', 'c3', 'c4'])
     expect(callOrder(agent.session)).toEqual([
@@ -367,9 +326,7 @@ describe('tool concurrency', () => {
       })
     tool('read', 'parallel')
     tool('write', 'exclusive')
-    const agent = await h.create()
-    agent.send(userText('edit'))
-    await agent.whenIdle()
+    const agent = await h.run('edit')
     expect(log).toEqual([
       'c1 start (running 1)',
       'c1 end',

@@ -2,7 +2,7 @@ import { userText } from 'dsh-llm'
 import { textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, dataOf, lastTurnEnd, outline, texts, types } from './harness.ts'
+import { createHarness, dataOf, echoTool, lastTurnEnd, outline, probeTool, texts, types } from './harness.ts'
 
 describe('a prompt from idle (must show 1)', () => {
   it('records the insert, turn/start and the claim before send returns', async () => {
@@ -61,9 +61,7 @@ describe('a prompt from idle (must show 1)', () => {
   it('an empty enter at step 1 closes a balanced turn with no steps', async () => {
     const h = await createHarness([])
     h.app.on('agent/pre-step', async () => ({ kind: 'enter', messages: [] }))
-    const agent = await h.create()
-    agent.send(userText('nothing to do'))
-    await agent.whenIdle()
+    const agent = await h.run('nothing to do')
     expect(types(agent.session)).toEqual([
       'agent/inbox/spliced',
       'turn/start',
@@ -78,15 +76,8 @@ describe('a prompt from idle (must show 1)', () => {
 describe('continuing and stopping', () => {
   it('runs another step after tools, and stops when the model answers without tools', async () => {
     const h = await createHarness([toolCallResponse('c1', 'echo', { text: 'x' }), textResponse('done')])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'echoes',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => `echo ${text}`,
-    })
-    const agent = await h.create()
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    echoTool(h, (text) => `echo ${text}`)
+    const agent = await h.run('go')
     expect(outline(agent.session)).toEqual([
       'agent/inbox/spliced',
       'turn/start',
@@ -116,9 +107,7 @@ describe('continuing and stopping', () => {
       if (!steered) agent.steer(userText('one more thing'))
       steered = true
     })
-    const agent = await h.create()
-    agent.send(userText('start'))
-    await agent.whenIdle()
+    const agent = await h.run('start')
     expect(outline(agent.session).slice(8)).toEqual([
       'step/end',
       'agent/inbox/spliced',
@@ -140,15 +129,8 @@ describe('continuing and stopping', () => {
       toolCallResponse('c2', 'echo', { text: '2' }),
       textResponse('never requested'),
     ])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'echoes',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    })
-    const agent = await h.create({ maxSteps: 2 })
-    agent.send(userText('loop'))
-    await agent.whenIdle()
+    echoTool(h)
+    const agent = await h.run('loop', { maxSteps: 2 })
     expect(h.model.callCount).toBe(2)
     expect(dataOf(agent.session, 'step/start')).toEqual([
       { turn: 1, step: 1 },
@@ -162,20 +144,14 @@ describe('continuing and stopping', () => {
     const h = await createHarness([
       toolCallResponse('c1', 'echo', { text: 'cut' }, { finish: { kind: 'max-tokens' }, text: 'thinking' }),
     ])
-    let ran = false
-    h.app.tools.register({
+    const echo = probeTool(h, {
       name: 'echo',
       description: 'echoes',
       parameters: z.object({ text: z.string() }),
-      execute: () => {
-        ran = true
-        return 'no'
-      },
+      answer: 'no',
     })
-    const agent = await h.create()
-    agent.send(userText('long'))
-    await agent.whenIdle()
-    expect(ran).toBe(false)
+    const agent = await h.run('long')
+    expect(echo.ran).toBe(false)
     expect(types(agent.session)).not.toContain('tool/call')
     expect(lastTurnEnd(agent.session)).toEqual({ kind: 'max-tokens' })
   })
@@ -186,19 +162,12 @@ describe('continuing and stopping', () => {
       toolCallResponse('c2', 'echo', { text: '2' }),
       textResponse('done'),
     ])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'echoes',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    })
+    echoTool(h)
     h.app.on('agent/request', async ({ step }, next) => ({
       ...(await next()),
       temperature: step === 1 ? 0 : 0.5,
     }))
-    const agent = await h.create()
-    agent.send(userText('go'))
-    await agent.whenIdle()
+    const agent = await h.run('go')
     const headers = dataOf<{ header: { config: unknown }; reason: string }>(agent.session, 'request/header')
     expect(headers.map((data) => [data.reason, data.header.config])).toEqual([
       ['initial', { provider: 'test', model: 'm', temperature: 0 }],
@@ -222,9 +191,7 @@ describe('continuing and stopping', () => {
   it('agent/system-prompt listeners render the system prompt around the configured one', async () => {
     const h = await createHarness([textResponse('ok')])
     h.app.on('agent/system-prompt', async ({ base }, next) => `${await next()} (base was ${base})`)
-    const agent = await h.create({ system: 'you help' })
-    agent.send(userText('hi'))
-    await agent.whenIdle()
+    await h.run('hi', { system: 'you help' })
     expect(h.model.requests[0]?.system).toBe('you help (base was you help)')
   })
 })
