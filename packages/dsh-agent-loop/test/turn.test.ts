@@ -1,5 +1,5 @@
 import { userText } from 'dsh-llm'
-import { textResponse, toolCallResponse } from 'dsh-llm/testing'
+import { type ScriptStep, textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createHarness, dataOf, echoTool, lastTurnEnd, outline, probeTool, texts, types } from './harness.ts'
@@ -73,6 +73,15 @@ describe('a prompt from idle (must show 1)', () => {
   })
 })
 
+/** A script calling `echo` twice (texts `1` and `2`, calls `c1` and `c2`), then answering `answer`. */
+function twoEchoesThen(answer: string): ScriptStep[] {
+  return [
+    toolCallResponse('c1', 'echo', { text: '1' }),
+    toolCallResponse('c2', 'echo', { text: '2' }),
+    textResponse(answer),
+  ]
+}
+
 describe('continuing and stopping', () => {
   it('runs another step after tools, and stops when the model answers without tools', async () => {
     const h = await createHarness([toolCallResponse('c1', 'echo', { text: 'x' }), textResponse('done')])
@@ -124,11 +133,7 @@ describe('continuing and stopping', () => {
   })
 
   it('maxSteps ends the turn max-steps when another step is owed', async () => {
-    const h = await createHarness([
-      toolCallResponse('c1', 'echo', { text: '1' }),
-      toolCallResponse('c2', 'echo', { text: '2' }),
-      textResponse('never requested'),
-    ])
+    const h = await createHarness(twoEchoesThen('never requested'))
     echoTool(h)
     const agent = await h.run('loop', { maxSteps: 2 })
     expect(h.model.callCount).toBe(2)
@@ -157,11 +162,7 @@ describe('continuing and stopping', () => {
   })
 
   it('writes a change header only when the rendered header differs', async () => {
-    const h = await createHarness([
-      toolCallResponse('c1', 'echo', { text: '1' }),
-      toolCallResponse('c2', 'echo', { text: '2' }),
-      textResponse('done'),
-    ])
+    const h = await createHarness(twoEchoesThen('done'))
     echoTool(h)
     h.app.on('agent/request', async ({ step }, next) => ({
       ...(await next()),
