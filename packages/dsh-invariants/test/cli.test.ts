@@ -6,13 +6,12 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
-import { SessionId } from 'dsh-llm'
-import { scriptedAdapter, textResponse, toolCallResponse } from 'dsh-llm/testing'
+import { installInvariantGuard } from 'dsh-invariants/vitest'
+import { textResponse } from 'dsh-llm/testing'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, requireFreshBuild, run } from './cli-run.ts'
-import { Driver } from './driver.ts'
+import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -23,23 +22,10 @@ let seen: unknown[]
 beforeAll(async () => {
   requireFreshBuild()
   dir = mkdtempSync(join(tmpdir(), 'dsh-invariants-cli-'))
-  const app = await createCheckedApp({ sessions: { storage: new JsonlStorage({ dir }) } })
-  const adapter = scriptedAdapter([toolCallResponse('c1', 'read', { path: 'a' }), textResponse('it says A')])
-  app.llm.registerAdapter('scripted', adapter)
-  const session = await app.sessions.create({ id: SessionId('recorded') })
-  const driver = new Driver(app, session)
-  driver.user('what does a say?', 'm-q')
-  driver.startTurn()
-  driver.startStep()
-  driver.header()
-  await driver.call()
-  driver.toolCall('c1')
-  driver.toolResult('c1', 'A')
-  driver.endStep()
-  driver.startStep()
-  await driver.call()
-  driver.endStep()
-  driver.endTurn()
+  const { app, adapter, session, driver } = await scriptedSession(READ_TURN_SCRIPT, 'recorded', {
+    sessions: { storage: new JsonlStorage({ dir }) },
+  })
+  await recordReadTurn(driver)
   await app.sessions.close(session)
   clean = join(dir, 'recorded.jsonl')
   seen = [...adapter.requests]
@@ -204,10 +190,9 @@ describe('dsh-invariants requests', () => {
 
   it('stops quietly, exit 0, when its reader closes the pipe early (EPIPE)', async () => {
     // Output larger than a pipe buffer, so the writer is still writing when `head` goes away.
-    const app = await createCheckedApp({ sessions: { storage: new JsonlStorage({ dir }) } })
-    app.llm.registerAdapter('scripted', scriptedAdapter([textResponse('a'), textResponse('b')]))
-    const session = await app.sessions.create({ id: SessionId('long') })
-    const driver = new Driver(app, session)
+    const { app, session, driver } = await scriptedSession([textResponse('a'), textResponse('b')], 'long', {
+      sessions: { storage: new JsonlStorage({ dir }) },
+    })
     driver.user('x'.repeat(200_000), 'm-long')
     driver.startTurn()
     for (let step = 0; step < 2; step++) {

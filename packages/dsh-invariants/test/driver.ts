@@ -48,6 +48,14 @@ export class Driver {
     this.session.append('request/header', { header, reason })
   }
 
+  /** Opens a turn on the prompt `text` (message id `id`): the prompt, `turn/start`, step 1 and its header. */
+  prompt(text: string, id?: string): void {
+    this.user(text, id)
+    this.startTurn()
+    this.startStep()
+    this.header()
+  }
+
   user(text: string, id?: string): void {
     const content = [{ type: 'text', text }] as const
     this.session.append(

@@ -1,11 +1,12 @@
 import type { Context } from 'cordis'
 import { InvariantError, RequestChecker, RequestFold, verifyLoopRequest } from 'dsh-invariants'
-import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
-import { type LlmRequest, loopRequestMark, type Message, markLoopRequest, SessionId, userText } from 'dsh-llm'
-import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
+import { installInvariantGuard } from 'dsh-invariants/vitest'
+import { type LlmRequest, loopRequestMark, type Message, markLoopRequest, userText } from 'dsh-llm'
+import { textResponse } from 'dsh-llm/testing'
 import { composeRequest, foldMessages, type Session, surfaceMessage } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { Driver, HEADER } from './driver.ts'
+import { type Driver, HEADER } from './driver.ts'
+import { scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -15,17 +16,11 @@ let driver: Driver
 let checker: RequestChecker
 
 beforeEach(async () => {
-  app = await createCheckedApp()
-  app.llm.registerAdapter(
-    'scripted',
-    scriptedAdapter(Array.from({ length: 8 }, (_, i) => textResponse(`r${i}`))),
-  )
-  session = await app.sessions.create({ id: SessionId('s-1') })
-  driver = new Driver(app, session)
-  driver.user('hello', 'm-hello')
-  driver.startTurn()
-  driver.startStep()
-  driver.header()
+  ;({ app, session, driver } = await scriptedSession(
+    Array.from({ length: 8 }, (_, i) => textResponse(`r${i}`)),
+    's-1',
+  ))
+  driver.prompt('hello', 'm-hello')
   checker = new RequestChecker(app.sessions)
 })
 

@@ -1,11 +1,12 @@
 import { Context } from 'cordis'
 import { checkSessionLog, InvariantError } from 'dsh-invariants'
-import { createCheckedApp, installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
+import { installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
 import { CallId, LlmRuntime, SessionId, userText } from 'dsh-llm'
-import { scriptedAdapter, textResponse, toolCallsResponse } from 'dsh-llm/testing'
+import { textResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { appendInput, interruptedTurnClosers, type Session, type SessionEvent, Sessions } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { Driver, HEADER, types } from './driver.ts'
+import { type Driver, HEADER, types } from './driver.ts'
+import { scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -14,19 +15,16 @@ let session: Session
 let driver: Driver
 
 beforeEach(async () => {
-  app = await createCheckedApp()
-  app.llm.registerAdapter(
-    'scripted',
-    scriptedAdapter([
+  ;({ app, session, driver } = await scriptedSession(
+    [
       toolCallsResponse([
         { id: 'c1', name: 'read', args: { path: 'a' } },
         { id: 'c2', name: 'read', args: { path: 'b' } },
       ]),
       textResponse('done'),
-    ]),
-  )
-  session = await app.sessions.create({ id: SessionId('s-log') })
-  driver = new Driver(app, session)
+    ],
+    's-log',
+  ))
 })
 
 /** Runs `append`, expects the log-grammar refusal `message` at `seq`, and that nothing was appended. */
@@ -53,10 +51,7 @@ function expectRefused(append: () => unknown, seq: number, message: string): voi
 }
 
 async function toolStep(): Promise<void> {
-  driver.user('read both')
-  driver.startTurn()
-  driver.startStep()
-  driver.header()
+  driver.prompt('read both')
   await driver.call()
 }
 

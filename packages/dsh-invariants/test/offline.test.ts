@@ -1,33 +1,19 @@
 import { checkSessionLog, reconstructRequests, splitModelCalls } from 'dsh-invariants'
-import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
-import { SessionId, userText } from 'dsh-llm'
-import { scriptedAdapter, textResponse, toolCallResponse } from 'dsh-llm/testing'
+import { installInvariantGuard } from 'dsh-invariants/vitest'
+import { userText } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
 import { describe, expect, it } from 'vitest'
-import { Driver, HEADER } from './driver.ts'
+import { HEADER } from './driver.ts'
+import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
 /** A two-step turn recorded through the checked app; returns the driver and the requests the model saw. */
 async function recorded() {
-  const app = await createCheckedApp()
-  const adapter = scriptedAdapter([toolCallResponse('c1', 'read', { path: 'a' }), textResponse('it says A')])
-  app.llm.registerAdapter('scripted', adapter)
-  const session = await app.sessions.create({ id: SessionId('s-off') })
-  const driver = new Driver(app, session)
-  driver.user('what does a say?', 'm-q')
-  driver.startTurn()
-  driver.startStep()
-  driver.header()
-  await driver.call()
-  driver.toolCall('c1')
-  driver.toolResult('c1', 'A')
-  driver.endStep()
-  driver.startStep()
-  session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [userText('queued')] })
-  await driver.call()
-  driver.endStep()
-  driver.endTurn()
+  const { app, session, adapter, driver } = await scriptedSession(READ_TURN_SCRIPT, 's-off')
+  await recordReadTurn(driver, () => {
+    session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [userText('queued')] })
+  })
   return { app, session, adapter }
 }
 

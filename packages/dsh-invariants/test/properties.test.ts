@@ -1,8 +1,8 @@
-import { StreamGrammar } from 'dsh-invariants'
 import { installInvariantGuard } from 'dsh-invariants/vitest'
 import { CallId, type StreamChunk } from 'dsh-llm'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { violations } from './stream-violations.ts'
 
 installInvariantGuard()
 
@@ -63,18 +63,6 @@ const wellFormed = fc
     chunks.push({ type: 'finish', reason: { kind: 'stop' } })
     return chunks
   })
-
-function violations(chunks: readonly StreamChunk[]): string[] {
-  const grammar = new StreamGrammar()
-  const out: string[] = []
-  for (const chunk of chunks) {
-    const problem = grammar.push(chunk)
-    if (problem !== undefined) out.push(problem)
-  }
-  const problem = grammar.end()
-  if (problem !== undefined) out.push(problem)
-  return out
-}
 
 describe('stream grammar properties', () => {
   it('accepts every well-formed stream, interleaved blocks included', () => {

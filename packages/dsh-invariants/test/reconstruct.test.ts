@@ -5,7 +5,8 @@ import { type LlmRequest, markLoopRequest, SessionId, userText } from 'dsh-llm'
 import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
 import { composeRequest, type Session } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { Driver, drain, HEADER } from './driver.ts'
+import { type Driver, drain, HEADER } from './driver.ts'
+import { scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -15,18 +16,12 @@ let session: Session
 let driver: Driver
 
 beforeEach(async () => {
-  app = await createCheckedApp()
+  ;({ app, session, driver } = await scriptedSession(
+    [textResponse('one'), textResponse('two'), textResponse('three')],
+    's-1',
+  ))
   registry = app.invariants
-  app.llm.registerAdapter(
-    'scripted',
-    scriptedAdapter([textResponse('one'), textResponse('two'), textResponse('three')]),
-  )
-  session = await app.sessions.create({ id: SessionId('s-1') })
-  driver = new Driver(app, session)
-  driver.user('hello', 'm-hello')
-  driver.startTurn()
-  driver.startStep()
-  driver.header()
+  driver.prompt('hello', 'm-hello')
 })
 
 /** A copy of `request` with `change` applied, marked like the original. */

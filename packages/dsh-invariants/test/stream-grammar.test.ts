@@ -1,10 +1,11 @@
 import type { Context } from 'cordis'
-import { InvariantError, StreamGrammar } from 'dsh-invariants'
+import { InvariantError } from 'dsh-invariants'
 import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
 import { CallId, type StreamChunk } from 'dsh-llm'
 import { errorResponse, scriptedAdapter, textResponse, throwAfter, toolCallResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { HEADER } from './driver.ts'
+import { violations } from './stream-violations.ts'
 
 installInvariantGuard()
 
@@ -21,19 +22,6 @@ const end = (index: number, value = 'hi'): StreamChunk => ({
 })
 const usage: StreamChunk = { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } }
 const stop: StreamChunk = { type: 'finish', reason: { kind: 'stop' } }
-
-/** Every violation message the grammar reports for `chunks`, the end check included. */
-function violations(chunks: readonly StreamChunk[]): string[] {
-  const grammar = new StreamGrammar()
-  const out: string[] = []
-  for (const chunk of chunks) {
-    const problem = grammar.push(chunk)
-    if (problem !== undefined) out.push(problem)
-  }
-  const problem = grammar.end()
-  if (problem !== undefined) out.push(problem)
-  return out
-}
 
 describe('StreamGrammar', () => {
   it('accepts what the scripted responses produce', () => {

@@ -1,0 +1,65 @@
+/** Setups shared by the invariants tests: a checked app with a scripted model and one driven session. */
+import type { Context } from 'cordis'
+import { type CheckedAppOptions, createCheckedApp } from 'dsh-invariants/vitest'
+import { SessionId } from 'dsh-llm'
+import {
+  type ScriptedAdapter,
+  type ScriptStep,
+  scriptedAdapter,
+  textResponse,
+  toolCallResponse,
+} from 'dsh-llm/testing'
+import type { Session } from 'dsh-session'
+import { Driver } from './driver.ts'
+
+/** What `scriptedSession` builds. */
+export interface ScriptedSession {
+  readonly app: Context
+  /** The model registered as provider `scripted`; it records every request it was asked. */
+  readonly adapter: ScriptedAdapter
+  readonly session: Session
+  readonly driver: Driver
+}
+
+/**
+ * A checked app (built with `options`) playing `script` as provider `scripted`, a new session with
+ * id `id` and a driver over it.
+ */
+export async function scriptedSession(
+  script: readonly ScriptStep[],
+  id: string,
+  options: CheckedAppOptions = {},
+): Promise<ScriptedSession> {
+  const app = await createCheckedApp(options)
+  const adapter = scriptedAdapter(script)
+  app.llm.registerAdapter('scripted', adapter)
+  const session = await app.sessions.create({ id: SessionId(id) })
+  return { app, adapter, session, driver: new Driver(app, session) }
+}
+
+/** The script `recordReadTurn` plays: a call `c1` of `read` on `a`, then the answer `it says A`. */
+export const READ_TURN_SCRIPT: readonly ScriptStep[] = [
+  toolCallResponse('c1', 'read', { path: 'a' }),
+  textResponse('it says A'),
+]
+
+/**
+ * Records through `driver` a two-step turn over `READ_TURN_SCRIPT`: the prompt `what does a say?`
+ * (id `m-q`), a step calling `read` and logging its result `A`, and a step with the answer.
+ * `beforeAnswer` runs just before the second model call.
+ */
+export async function recordReadTurn(
+  driver: Driver,
+  beforeAnswer: () => void = () => undefined,
+): Promise<void> {
+  driver.prompt('what does a say?', 'm-q')
+  await driver.call()
+  driver.toolCall('c1')
+  driver.toolResult('c1', 'A')
+  driver.endStep()
+  driver.startStep()
+  beforeAnswer()
+  await driver.call()
+  driver.endStep()
+  driver.endTurn()
+}
