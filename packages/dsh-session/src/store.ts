@@ -5,11 +5,13 @@
 import { type Context, Service } from 'cordis'
 import { emitContained, eventBus, newSessionId, type SessionId } from 'dsh-llm'
 import { forkSeed } from './fork.ts'
-import { SESSION_FORMAT_VERSION } from './jsonl-codec.ts'
-import { MemoryStorage } from './memory-storage.ts'
 import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
+import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
+import { MemoryStorage } from './storage/memory.ts'
+import type { SessionStorage } from './storage/types.ts'
+import { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
   LoadReport,
@@ -18,10 +20,8 @@ import type {
   SessionEventInput,
   SessionFileHeader,
   SessionParent,
-  SessionStorage,
   SessionStore,
 } from './types.ts'
-import { SessionWriter } from './writer.ts'
 
 declare module 'cordis' {
   interface Context {

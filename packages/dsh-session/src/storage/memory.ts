@@ -3,8 +3,9 @@
  * promises (leases within the instance, seq checks on every batch).
  */
 import type { SessionId } from 'dsh-llm'
-import { SessionError } from './errors.ts'
-import type { LoadedLog, SessionEvent, SessionFileHeader, SessionStorage } from './types.ts'
+import { SessionError } from '../errors.ts'
+import type { SessionEvent, SessionFileHeader } from '../types.ts'
+import type { LoadedLog, SessionStorage } from './types.ts'
 
 interface StoredSession {
   readonly header: SessionFileHeader

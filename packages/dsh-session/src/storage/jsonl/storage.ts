@@ -5,20 +5,15 @@
 import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
-import { SessionError, SessionErrorCode } from './errors.ts'
-import {
-  decodeHeader,
-  encodeBatch,
-  encodeHeader,
-  SESSION_FORMAT,
-  SESSION_FORMAT_VERSION,
-} from './jsonl-codec.ts'
-import { alreadyExists, notFound, seqMismatch, storageError } from './jsonl-errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './jsonl-files.ts'
-import { readLines } from './jsonl-lines.ts'
-import { type ScanState, scanSession } from './jsonl-scan.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
+import type { LoadReport, SessionEvent, SessionFileHeader } from '../../types.ts'
+import type { LoadedLog, SessionStorage } from '../types.ts'
+import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { alreadyExists, notFound, seqMismatch, storageError } from './errors.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { readLines } from './lines.ts'
 import { errorCode, FileLock } from './lock.ts'
-import type { LoadedLog, LoadReport, SessionEvent, SessionFileHeader, SessionStorage } from './types.ts'
+import { type ScanState, scanSession } from './scan.ts'
 
 /** Options of `JsonlStorage`. */
 export interface JsonlStorageOptions {

@@ -1,5 +1,5 @@
 /** The errors the JSONL storage raises, each naming the session and its file. */
-import { SessionError, SessionErrorCode } from './errors.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
 
 /** A `STORAGE` error wrapping a file-system failure. */
 export function storageError(message: string, where: SessionError['where'], cause: unknown): SessionError {
