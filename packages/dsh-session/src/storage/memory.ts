@@ -1,41 +1,59 @@
 /**
  * The in-memory backend: the default storage of `Sessions`, and the reference for what the seam
- * promises (leases within the instance, seq checks on every batch).
+ * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
  */
 import type { SessionId } from 'dsh-llm'
-import { SessionError } from '../errors.ts'
-import type { SessionEvent, SessionFileHeader } from '../types.ts'
-import type { LoadedLog, SessionStorage } from './types.ts'
+import { SessionError, SessionErrorCode } from '../errors.ts'
+import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
+import { eventBytesOver, eventTooLarge } from './event-size.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './types.ts'
 
 interface StoredSession {
   readonly header: SessionFileHeader
   readonly events: SessionEvent[]
-  leased: boolean
+  /** The instance holding the write lease, if any. */
+  holder: MemoryStorage | undefined
+}
+
+/** Options of `MemoryStorage`. */
+export interface MemoryStorageOptions {
+  /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES`. */
+  readonly maxEventBytes?: number
+  /** Share this other instance's sessions, as a second process would share a database. */
+  readonly sharing?: MemoryStorage
 }
 
 /**
- * Keeps sessions in process memory; nothing survives the process. Leases are enforced within this
- * instance: a second `create`/`acquire` of a leased session is refused with `LOCKED`, and so is an
- * `appendBatch` without the lease. Events are stored as given (committed events are frozen).
+ * Keeps sessions in process memory; nothing survives the process. Leases are enforced per instance:
+ * `create`/`acquire` of a session another instance (or this one) holds is refused with `LOCKED`, and
+ * so is an `appendBatch` without the lease. Events are stored as given (committed events are frozen).
  */
 export class MemoryStorage implements SessionStorage {
-  private readonly sessions = new Map<string, StoredSession>()
+  readonly maxEventBytes: number
+  private readonly sessions: Map<string, StoredSession>
+
+  constructor(options: MemoryStorageOptions = {}) {
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.sessions = options.sharing?.sessions ?? new Map()
+  }
 
   async create(header: SessionFileHeader): Promise<void> {
     if (this.sessions.has(header.sessionId)) {
-      throw new SessionError('ALREADY_EXISTS', `session ${header.sessionId} already exists`, {
+      throw new SessionError(SessionErrorCode.ALREADY_EXISTS, `session ${header.sessionId} already exists`, {
         sessionId: header.sessionId,
       })
     }
-    this.sessions.set(header.sessionId, { header: Object.freeze({ ...header }), events: [], leased: true })
+    this.sessions.set(header.sessionId, { header: Object.freeze({ ...header }), events: [], holder: this })
   }
 
   async acquire(sessionId: SessionId): Promise<void> {
     const stored = this.require(sessionId)
-    if (stored.leased) {
-      throw new SessionError('LOCKED', `session ${sessionId} is held by another writer`, { sessionId })
+    if (stored.holder !== undefined) {
+      throw new SessionError(SessionErrorCode.LOCKED, `session ${sessionId} is held by another writer`, {
+        sessionId,
+      })
     }
-    stored.leased = true
+    stored.holder = this
   }
 
   async appendBatch(
@@ -44,27 +62,32 @@ export class MemoryStorage implements SessionStorage {
     expectedSeq: number,
   ): Promise<void> {
     const stored = this.require(sessionId)
-    if (!stored.leased) {
-      throw new SessionError('LOCKED', `session ${sessionId}: append without holding the write lease`, {
-        sessionId,
-      })
+    if (stored.holder !== this) {
+      throw new SessionError(
+        SessionErrorCode.LOCKED,
+        `session ${sessionId}: append without holding the write lease`,
+        { sessionId },
+      )
     }
     if (expectedSeq !== stored.events.length) {
       throw new SessionError(
-        'SEQ_MISMATCH',
+        SessionErrorCode.SEQ_MISMATCH,
         `session ${sessionId}: batch expected at seq ${expectedSeq} but the next seq is ${stored.events.length}`,
         { sessionId, seq: expectedSeq },
       )
     }
-    events.forEach((event, i) => {
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent
       if (event.seq !== expectedSeq + i) {
         throw new SessionError(
-          'SEQ_MISMATCH',
+          SessionErrorCode.SEQ_MISMATCH,
           `session ${sessionId}: batch event ${i} has seq ${event.seq}, expected ${expectedSeq + i}`,
           { sessionId, seq: event.seq, eventType: event.type },
         )
       }
-    })
+      const size = eventBytesOver(event, this.maxEventBytes)
+      if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
+    }
     for (const event of events) stored.events.push(event)
   }
 
@@ -81,19 +104,27 @@ export class MemoryStorage implements SessionStorage {
     }
   }
 
-  async list(): Promise<readonly SessionFileHeader[]> {
-    return [...this.sessions.values()].map((stored) => stored.header)
+  /** Every session's header, oldest first; memory has no bad entries, so `problems` is empty. */
+  async list(): Promise<SessionListing> {
+    const sessions = [...this.sessions.values()]
+      .map((stored) => stored.header)
+      .sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
+    return { sessions, problems: [] }
   }
 
   async release(sessionId: SessionId): Promise<void> {
     const stored = this.sessions.get(sessionId)
-    if (stored !== undefined) stored.leased = false
+    if (stored !== undefined && stored.holder === this) stored.holder = undefined
+  }
+
+  async close(): Promise<void> {
+    for (const stored of this.sessions.values()) if (stored.holder === this) stored.holder = undefined
   }
 
   private require(sessionId: SessionId): StoredSession {
     const stored = this.sessions.get(sessionId)
     if (stored === undefined)
-      throw new SessionError('NOT_FOUND', `no stored session ${sessionId}`, { sessionId })
+      throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
     return stored
   }
 }

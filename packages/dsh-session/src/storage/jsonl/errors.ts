@@ -30,3 +30,12 @@ export function alreadyExists(sessionId: string, file: string): SessionError {
     file,
   })
 }
+
+/** A `LOCKED` error for a lease this storage instance already holds. */
+export function heldHere(sessionId: string, file: string): SessionError {
+  return new SessionError(
+    SessionErrorCode.LOCKED,
+    `session ${sessionId} (${file}) is locked: this storage already holds its lease`,
+    { sessionId, file },
+  )
+}
