@@ -15,9 +15,9 @@ import type {
 } from '../../types.ts'
 import { eventTooLarge } from '../event-size.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
-import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { decodeHeader, encodeHeader, encodeSlice, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeAll } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { readLines } from './lines.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
@@ -244,12 +244,31 @@ export class JsonlStorage implements SessionStorage {
     if (first !== undefined) throw first
   }
 
-  /** Throws `EVENT_TOO_LARGE` for the first event of `events` whose line is over the limit. */
-  private checkSizes(sessionId: string, events: readonly SessionEvent[]): void {
-    for (const event of events) {
-      const size = Buffer.byteLength(JSON.stringify(event), 'utf8')
-      if (size > this.maxEventBytes) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
+  /**
+   * Encodes a batch as write slices, checking every event's size before anything is written
+   * (`EVENT_TOO_LARGE`). A batch of one slice costs no await; a larger one yields to the event loop
+   * between slices, so encoding never holds the loop for more than one slice.
+   */
+  private encode(sessionId: string, events: readonly SessionEvent[]): Buffer[] | Promise<Buffer[]> {
+    const max = this.maxEventBytes
+    const check = (event: SessionEvent, line: string) => {
+      // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
+      if (line.length * 3 <= max) return
+      const size = line.length > max ? line.length : Buffer.byteLength(line, 'utf8')
+      if (size > max) throw eventTooLarge(event, Buffer.byteLength(line, 'utf8'), max, sessionId)
     }
+    const first = encodeSlice(events, 0, check)
+    if (first.next === events.length) return [first.data]
+    return (async () => {
+      const slices = [first.data]
+      for (let next = first.next; next < events.length; ) {
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        const slice = encodeSlice(events, next, check)
+        slices.push(slice.data)
+        next = slice.next
+      }
+      return slices
+    })()
   }
 
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
@@ -306,12 +325,13 @@ export class JsonlStorage implements SessionStorage {
       }
     }
     if (events.length === 0) return
-    const data = encodeBatch(events)
-    if (data.length > this.maxEventBytes) this.checkSizes(sessionId, events)
+    const encoded = this.encode(sessionId, events)
+    const slices = Array.isArray(encoded) ? encoded : await encoded
     assertStillOwned(lease, sessionId, file)
     try {
       lease.handle ??= await this.openAppend(lease, sessionId, file)
-      await writeDurably(this.io, lease.handle, data)
+      for (const slice of slices) await writeAll(this.io, lease.handle, slice)
+      await this.io.sync(lease.handle)
     } catch (error) {
       const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
       const where = { sessionId, file, seq: expectedSeq }
@@ -334,7 +354,7 @@ export class JsonlStorage implements SessionStorage {
         error,
       )
     }
-    lease.size += data.length
+    for (const slice of slices) lease.size += slice.length
     lease.nextSeq = nextSeq + events.length
   }
 
