@@ -96,11 +96,11 @@ export class JsonlStorage implements SessionStorage {
         createFileAtomically(this.dir, file, encodeHeader(header)),
       )
       if (!created) throw alreadyExists(id, file)
+      lease.identity = await this.fs(id, file, async () => identityOf(file))
     } catch (error) {
-      await this.release(id)
+      await this.release(id).catch(() => undefined)
       throw error
     }
-    lease.identity = identityOf(file)
     lease.nextSeq = 0
     lease.size = encodeHeader(header).length
   }
@@ -111,10 +111,12 @@ export class JsonlStorage implements SessionStorage {
     if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
     if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
     const lease = await this.takeLease(sessionId, file)
-    lease.identity = identityOf(file)
-    if (lease.identity === undefined) {
-      await this.release(sessionId)
-      throw notFound(sessionId, file)
+    try {
+      lease.identity = await this.fs(sessionId, file, async () => identityOf(file))
+      if (lease.identity === undefined) throw notFound(sessionId, file)
+    } catch (error) {
+      await this.release(sessionId).catch(() => undefined)
+      throw error
     }
   }
 
@@ -164,7 +166,7 @@ export class JsonlStorage implements SessionStorage {
         for (const event of batch) if (event.seq >= fromSeq) yield event
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
   }
 
@@ -422,7 +424,7 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`cannot read ${file}`, { sessionId, file }, error)
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
     return state
   }
@@ -437,7 +439,7 @@ export class JsonlStorage implements SessionStorage {
         break
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
     throw new SessionError(SessionErrorCode.CORRUPT_LOG, `${file}:1: the header line is incomplete`, {
       sessionId,
@@ -485,4 +487,12 @@ export class JsonlStorage implements SessionStorage {
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
   }
+}
+
+/**
+ * Closes a read-only handle. Its reads are complete by then, so a failing close loses nothing and is
+ * not worth failing the read over; the descriptor is gone either way.
+ */
+async function closeReader(handle: FileHandle): Promise<void> {
+  await handle.close().catch(() => undefined)
 }
