@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
+import type { BackpressureResult } from './scenarios/backpressure.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
 
@@ -58,8 +59,16 @@ export interface ScaleJob {
   readonly steps: number
 }
 
+/** Append `totalMiB` of events behind a sync stalled `stallMs` (scenario 4b, backpressure). */
+export interface BackpressureJob {
+  readonly kind: 'backpressure'
+  readonly totalMiB: number
+  readonly highWaterMiB: number
+  readonly stallMs: number
+}
+
 /** Closed: every job. */
-export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob
+export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | BackpressureJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -72,7 +81,9 @@ export type JobResult<J extends Job> = J extends LoopJob
         ? LoadResult
         : J extends ScaleJob
           ? ScaleResult
-          : never
+          : J extends BackpressureJob
+            ? BackpressureResult
+            : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -90,6 +101,12 @@ export async function runJob(job: Job): Promise<unknown> {
       return (await import('./scenarios/storage.ts')).measureLoad(job.impl, job.dir)
     case 'scale':
       return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
+    case 'backpressure':
+      return (await import('./scenarios/backpressure.ts')).measureBackpressure(
+        job.totalMiB,
+        job.highWaterMiB,
+        job.stallMs,
+      )
     default:
       return unreachable(job)
   }

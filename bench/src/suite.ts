@@ -3,6 +3,7 @@ import type { LoopHarness } from './child.ts'
 import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
+import { backpressureScenario } from './scenarios/backpressure.ts'
 import { scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
 import { compare, type LoopOutcome, loopTable, measureLoops } from './scenarios/tool-loop.ts'
@@ -45,6 +46,9 @@ export async function runSuite(plan: Plan, dir: string, log: Progress): Promise<
       storageScenario(plan.storageEvents, plan.storageBatches, plan.runs, dir),
     )),
   )
+
+  log('backpressure: 200 MiB behind a stalled sync')
+  rows.push(...(await guarded('backpressure-rss', '4 storage', () => backpressureScenario(200, plan.runs))))
 
   log(`scale: ${plan.scaleAgents} agents`)
   rows.push(
