@@ -4,6 +4,7 @@ import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
 import type { BackpressureResult } from './scenarios/backpressure.ts'
+import type { BarrierResult } from './scenarios/barriers.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
 
@@ -67,8 +68,17 @@ export interface BackpressureJob {
   readonly stallMs: number
 }
 
+/** `rounds` interleaved rounds of `barriers` JSONL barriers per variant (scenario 4c). */
+export interface BarriersJob {
+  readonly kind: 'barriers'
+  readonly barriers: number
+  readonly rounds: number
+  /** False: skip the syncs, measuring only the CPU side of a barrier. */
+  readonly disk: boolean
+}
+
 /** Closed: every job. */
-export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | BackpressureJob
+export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | BackpressureJob | BarriersJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -83,7 +93,9 @@ export type JobResult<J extends Job> = J extends LoopJob
           ? ScaleResult
           : J extends BackpressureJob
             ? BackpressureResult
-            : never
+            : J extends BarriersJob
+              ? BarrierResult
+              : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -101,6 +113,8 @@ export async function runJob(job: Job): Promise<unknown> {
       return (await import('./scenarios/storage.ts')).measureLoad(job.impl, job.dir)
     case 'scale':
       return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
+    case 'barriers':
+      return (await import('./scenarios/barriers.ts')).measureBarriers(job.barriers, job.rounds, job.disk)
     case 'backpressure':
       return (await import('./scenarios/backpressure.ts')).measureBackpressure(
         job.totalMiB,

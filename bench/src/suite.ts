@@ -4,6 +4,7 @@ import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
 import { backpressureScenario } from './scenarios/backpressure.ts'
+import { barrierScenario } from './scenarios/barriers.ts'
 import { scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
 import { compare, type LoopOutcome, loopTable, measureLoops } from './scenarios/tool-loop.ts'
@@ -46,6 +47,9 @@ export async function runSuite(plan: Plan, dir: string, log: Progress): Promise<
       storageScenario(plan.storageEvents, plan.storageBatches, plan.runs, dir),
     )),
   )
+
+  log('barriers: JSONL barrier breakdown')
+  rows.push(...(await guarded('barrier-storage', '4 storage', () => barrierScenario(2000, 5))))
 
   log('backpressure: 200 MiB behind a stalled sync')
   rows.push(...(await guarded('backpressure-rss', '4 storage', () => backpressureScenario(200, plan.runs))))
