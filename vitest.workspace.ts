@@ -5,6 +5,7 @@ export const projects: string[] = [
   'packages/dsh-session',
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',
+  'packages/dsh-otel',
   'packages/dsh-replay',
   'examples/coding-agent',
 ]
