@@ -7,5 +7,6 @@ export const projects: string[] = [
   'packages/dsh-invariants',
   'packages/dsh-otel',
   'packages/dsh-replay',
+  'packages/dsh-viewer',
   'examples/coding-agent',
 ]

@@ -1,0 +1,7 @@
+export { inboxEvents, repairClosers, violations } from './data/annotations.ts'
+export { buildViewData } from './data/build.ts'
+export { requestMessages, requestSources, resolveMessage } from './data/messages.ts'
+export { diffRequests } from './data/request-diff.ts'
+export { requestViews } from './data/requests.ts'
+export { timeline } from './data/timeline.ts'
+export type * from './data/types.ts'
