@@ -6,4 +6,5 @@ export const projects: string[] = [
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',
   'examples/coding-agent',
+  'bench',
 ]

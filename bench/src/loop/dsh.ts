@@ -41,10 +41,27 @@ function scriptedAdapter(steps: number, spread: boolean): LlmAdapter {
   }
 }
 
+/**
+ * `BENCH_APPEND_DELAY_US`: a busy wait of that many µs inside every append (an append guard), to
+ * simulate a regression of the append path. The quick-bench regression test sets it and expects the
+ * step-cost bounds to fail; nothing else does.
+ */
+function injectedAppendDelay(app: Context): void {
+  const us = Number(process.env.BENCH_APPEND_DELAY_US ?? 0)
+  if (!(us > 0)) return
+  app.sessions.guard(() => {
+    const until = performance.now() + us / 1000
+    while (performance.now() < until) {
+      // spin: the delay must be CPU time inside append, like real work
+    }
+  })
+}
+
 async function createApp(mode: DshLoopMode, dir: string, steps: number, spread = false): Promise<Context> {
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions, mode === 'jsonl' ? { storage: new JsonlStorage({ dir }) } : {})
+  injectedAppendDelay(app)
   if (mode === 'invariants') await app.plugin(Invariants)
   await app.plugin(ToolRegistry)
   await app.plugin(AgentLoop)
