@@ -14,6 +14,7 @@ import { snapshotJson } from './snapshot.ts'
 import type {
   AppendGuard,
   HeaderState,
+  HistoryView,
   LoadReport,
   OpenTurnState,
   Session,
@@ -119,6 +120,10 @@ export class LiveSession implements Session {
 
   deriveMessages(): readonly Message[] {
     return this.surface.derive(this.log)
+  }
+
+  deriveHistory(): HistoryView {
+    return this.surface.history(this.log)
   }
 
   requestHeader(): HeaderState | undefined {

@@ -187,6 +187,12 @@ export interface Session {
   ): SessionEventOf<K>
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
+  /**
+   * The same history as `deriveMessages()`, as an immutable view taken in O(1) whatever the
+   * session's length (consecutive views share their storage); `toArray()` returns the frozen array
+   * `deriveMessages()` would have returned at the time the view was taken.
+   */
+  deriveHistory(): HistoryView
   /** The latest request header snapshot, or `undefined` before the first. */
   requestHeader(): HeaderState | undefined
   /** The open turn, or `undefined` between turns. */
@@ -259,6 +265,15 @@ export interface SessionStorage {
   list(): Promise<readonly SessionFileHeader[]>
   /** Releases the write lease (and any open handle) of a session. */
   release(sessionId: SessionId): Promise<void>
+}
+
+/**
+ * The derived history at one point of a session, without copying it: `length` messages, materialized
+ * as a frozen array (built once, on first use) by `toArray()`. Later appends do not change a view.
+ */
+export interface HistoryView {
+  readonly length: number
+  toArray(): readonly Message[]
 }
 
 /** The session store (`ctx.sessions`). */
