@@ -1,7 +1,7 @@
 /**
  * dsh on the workload: LlmRuntime + Sessions (in memory or JSONL) [+ every invariant check] +
  * ToolRegistry + AgentLoop in one cordis app, a zero-latency adapter that plays the script, one
- * registered tool. Step ends are observed on `session/event` (`step/end`).
+ * registered tool. Step ends are observed with `sessions.onEvent` (`step/end`).
  */
 import { Context } from 'cordis'
 import { type Agent, AgentLoop, ToolRegistry } from 'dsh-agent-loop'
@@ -95,7 +95,8 @@ export async function runDshLoop(
 ): Promise<void> {
   const app = await createApp(mode, dir, steps)
   const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' })
-  app.on('session/event', (_session, event) => {
+  // The per-event listener API (a plain call), not `ctx.on`, whose tracing proxy costs per event.
+  app.sessions.onEvent((_session, event) => {
     if (event.type === 'step/end') recorder.mark()
   })
   recorder.start()

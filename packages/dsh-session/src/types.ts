@@ -276,6 +276,9 @@ export interface HistoryView {
   toArray(): readonly Message[]
 }
 
+/** A listener of committed events (`SessionStore.onEvent`). */
+export type SessionEventListener = (session: Session, event: SessionEvent) => void
+
 /** The session store (`ctx.sessions`). */
 export interface SessionStore {
   /** Creates a new, empty session (optionally with a chosen id) in the configured storage. */
@@ -294,6 +297,11 @@ export interface SessionStore {
   close(session: Session): Promise<void>
   /** Adds a pre-commit check for every session; an effect of the calling fiber. */
   guard(check: AppendGuard): () => void
+  /**
+   * Calls `listener` after each committed event of any live session (after `session/event`); an
+   * effect of the calling fiber. A plain call per event, without cordis's listener tracing.
+   */
+  onEvent(listener: SessionEventListener): () => void
 }
 
 /** The two inbox lists, folded from `agent/inbox/spliced` events. Frozen. */
