@@ -4,6 +4,7 @@
  */
 import type {
   ContentBlock,
+  JsonSchema,
   LlmCallConfig,
   LlmFailure,
   Message,
@@ -13,8 +14,8 @@ import type {
   UserMessage,
 } from 'dsh-llm'
 import type { InboxTarget, Session } from 'dsh-session'
-import type { z } from 'zod'
 import type { Inbox } from './inbox.ts'
+import type { ToolArgs, ToolParameters } from './tool-schema.ts'
 import type { TurnResult } from './turn-result.ts'
 import type { TurnStream } from './turn-stream.ts'
 
@@ -245,16 +246,26 @@ export type ToolReturn =
     }
 
 /** A tool as registered with `ctx.tools.register`. */
-export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+export interface ToolDefinition<S extends ToolParameters = ToolParameters> {
   /** 1–64 characters of `[A-Za-z0-9_-]`; unique among registered tools. */
   readonly name: string
   readonly description: string
-  /** The arguments' schema; converted to JSON Schema for the request, enforced before `execute`. */
+  /**
+   * The arguments' schema, enforced before `execute`: a Standard Schema validator (zod 3.24+, zod 4,
+   * valibot, arktype, ...) or a plain JSON Schema object (validated with Ajv; `execute` then gets a
+   * `Record<string, unknown>`).
+   */
   readonly parameters: S
+  /**
+   * The JSON Schema offered to the model for a Standard Schema `parameters` whose library cannot
+   * produce one itself (zod 3, valibot: use their JSON Schema converters). Derived from
+   * `parameters` when left out (zod 4, arktype). Not allowed beside a plain JSON Schema.
+   */
+  readonly jsonSchema?: JsonSchema
   /** Default `'parallel'`. */
   readonly mode?: ToolMode
   /** The body. It runs only with valid arguments; what it throws becomes an error result. */
-  execute(args: z.output<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
+  execute(args: ToolArgs<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
 }
 
 /** A value or a promise of it. */
