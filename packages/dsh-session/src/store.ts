@@ -73,6 +73,8 @@ export class Sessions extends Service implements SessionStore {
   private eventListeners: readonly SessionEventListener[] = []
   private readonly host: SessionHost
   private readonly clock: () => number
+  /** While repair closers are appended: the time they carry, taken from the log (never the clock). */
+  private repairTime: number | undefined
   private readonly home: Context
 
   constructor(ctx: Context, config: SessionsConfig = {}) {
@@ -105,7 +107,7 @@ export class Sessions extends Service implements SessionStore {
         }
       },
       guards: () => this.appendGuards,
-      now: this.clock,
+      now: () => this.repairTime ?? this.clock(),
     }
     ctx.effect(() => () => this.closeAll(), 'close live sessions')
   }
@@ -126,7 +128,8 @@ export class Sessions extends Service implements SessionStore {
 
   /**
    * Opens a stored session: takes its lease, loads it and, if its last turn is open, appends the
-   * `interruptedTurnClosers` through the normal append path and flushes them. Returns the live
+   * `interruptedTurnClosers` through the normal append path (timed like the last logged event, so a
+   * repair is deterministic) and flushes them. Returns the live
    * session if it is already open here, and the same pending open to concurrent callers: one id has
    * at most one live session per store. Refuses (and releases the lease) on a load or repair error.
    */
@@ -154,7 +157,13 @@ export class Sessions extends Service implements SessionStore {
         writer,
       })
       const closers = interruptedTurnClosers(session.events)
-      for (const closer of closers) appendInput(session, closer)
+      // Closers carry the time of the last logged event, so repairing one file twice writes the same bytes.
+      this.repairTime = session.events[session.events.length - 1]?.time
+      try {
+        for (const closer of closers) appendInput(session, closer)
+      } finally {
+        this.repairTime = undefined
+      }
       if (closers.length > 0) await session.flush()
       session.loadReport = Object.freeze({ ...loaded.report, repairedEvents: closers.length })
       this.reportMended(id, session.loadReport)

@@ -77,10 +77,19 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
-/** Cuts `file` to `offset` bytes and syncs it. */
-export async function truncateAt(file: string, offset: number): Promise<void> {
+/**
+ * Cuts `file` to `offset` bytes and syncs it. `check` sees the identity of the file actually opened
+ * first and throws to leave it untouched (a file replaced since it was read).
+ */
+export async function truncateAt(
+  file: string,
+  offset: number,
+  check: (found: { dev: number; ino: number }) => void = () => undefined,
+): Promise<void> {
   const handle = await open(file, 'r+')
   try {
+    const { dev, ino } = await handle.stat()
+    check({ dev, ino })
     await handle.truncate(offset)
     await handle.datasync()
   } finally {

@@ -18,8 +18,9 @@ import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '..
 import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
 import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { readLines } from './lines.ts'
-import { errorCode, FileLock } from './lock.ts'
+import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { type ScanState, scanSession } from './scan.ts'
 
 /** Options of `JsonlStorage`. */
@@ -30,20 +31,11 @@ export interface JsonlStorageOptions {
   readonly io?: AppendIo
   /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES` (16 MiB). */
   readonly maxEventBytes?: number
-}
-
-/** A session whose lease this storage holds. */
-interface Lease {
-  readonly lock: FileLock
-  handle?: FileHandle
-  /** The seq the next appended event must have; unknown until the file's tail has been read. */
-  nextSeq?: number
-  /** The file's size through the last durable batch: where a failed batch is cut back to. */
-  size: number
-  /** Appends run one after another, in call order. */
-  queue: Promise<void>
-  /** Set when a failed batch could not be cut back: the tail is then unknown until the lease is retaken. */
-  failure?: SessionError
+  /**
+   * The lease TTL in ms (default 30 s): the holder refreshes its lock's heartbeat every third of it,
+   * and a lock held from another host is taken over once its heartbeat is older than this.
+   */
+  readonly leaseTtlMs?: number
 }
 
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
@@ -58,12 +50,14 @@ export class JsonlStorage implements SessionStorage {
   readonly dir: string
   readonly maxEventBytes: number
   private readonly io: AppendIo
+  private readonly leaseTtlMs: number
   private readonly leases = new Map<string, Lease>()
 
   constructor(options: JsonlStorageOptions) {
     this.dir = options.dir
     this.io = options.io ?? nodeAppendIo
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
   }
 
   /** The session file's path. Throws `STORAGE` for an id that is not a safe file name. */
@@ -106,6 +100,7 @@ export class JsonlStorage implements SessionStorage {
       await this.release(id)
       throw error
     }
+    lease.identity = identityOf(file)
     lease.nextSeq = 0
     lease.size = encodeHeader(header).length
   }
@@ -115,7 +110,12 @@ export class JsonlStorage implements SessionStorage {
     const file = this.fileOf(sessionId)
     if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
     if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
-    await this.takeLease(sessionId, file)
+    const lease = await this.takeLease(sessionId, file)
+    lease.identity = identityOf(file)
+    if (lease.identity === undefined) {
+      await this.release(sessionId)
+      throw notFound(sessionId, file)
+    }
   }
 
   /**
@@ -263,7 +263,10 @@ export class JsonlStorage implements SessionStorage {
     if (state.torn !== undefined) {
       if (lease === undefined)
         return this.loadUnderTemporaryLease(sessionId, file, { header, events, report })
-      await this.fs(sessionId, file, () => truncateAt(file, state.torn?.offset ?? 0))
+      const offset = state.torn.offset
+      await this.fs(sessionId, file, () =>
+        truncateAt(file, offset, (found) => assertSameFile(lease, sessionId, file, found)),
+      )
       report.truncatedTail = { line: state.torn.line, bytes: state.torn.bytes }
     }
     if (lease !== undefined) {
@@ -280,7 +283,7 @@ export class JsonlStorage implements SessionStorage {
     events: readonly SessionEvent[],
     expectedSeq: number,
   ): Promise<void> {
-    if (lease.failure !== undefined) throw lease.failure
+    assertStillOwned(lease, sessionId, file)
     if (lease.nextSeq === undefined) await this.loadNow(sessionId, file, lease)
     const nextSeq = lease.nextSeq ?? 0
     if (expectedSeq !== nextSeq) {
@@ -305,14 +308,18 @@ export class JsonlStorage implements SessionStorage {
     if (events.length === 0) return
     const data = encodeBatch(events)
     if (data.length > this.maxEventBytes) this.checkSizes(sessionId, events)
+    assertStillOwned(lease, sessionId, file)
     try {
-      lease.handle ??= await open(file, 'a')
+      lease.handle ??= await this.openAppend(lease, sessionId, file)
       await writeDurably(this.io, lease.handle, data)
     } catch (error) {
       const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
       const where = { sessionId, file, seq: expectedSeq }
+      if (error instanceof SessionError && lease.failure === error) throw error
+      // A file replaced under the writer explains the failure; its replacement must not be cut.
+      assertStillOwned(lease, sessionId, file)
       try {
-        await this.cutBack(lease, file)
+        await this.cutBack(lease)
       } catch (cutError) {
         lease.failure = storageError(
           `session ${sessionId} (${file}): appending seqs ${seqs} failed and the file could not be cut back; release and reacquire the session`,
@@ -331,15 +338,34 @@ export class JsonlStorage implements SessionStorage {
     lease.nextSeq = nextSeq + events.length
   }
 
+  /** Opens the append handle and checks it is the file the lease was taken on. */
+  private async openAppend(lease: Lease, sessionId: string, file: string): Promise<FileHandle> {
+    const handle = await open(file, 'a')
+    try {
+      const found = await handle.stat()
+      assertSameFile(lease, sessionId, file, { dev: found.dev, ino: found.ino })
+    } catch (error) {
+      await handle.close().catch(() => undefined)
+      throw error
+    }
+    return handle
+  }
+
   /**
-   * After a failed write or sync: drops the handle and cuts the file back to its last durable size, so
-   * the same batch can be retried without duplicating lines that may have landed.
+   * After a failed write or sync: cuts the file back to its last durable size through the writer's own
+   * handle (never by path, which may name another file by now) and drops the handle, so the same
+   * batch can be retried without duplicating lines that may have landed.
    */
-  private async cutBack(lease: Lease, file: string): Promise<void> {
+  private async cutBack(lease: Lease): Promise<void> {
     const handle = lease.handle
+    if (handle === undefined) return
     delete lease.handle
-    await handle?.close().catch(() => undefined)
-    await truncateAt(file, lease.size)
+    try {
+      await handle.truncate(lease.size)
+      await handle.datasync()
+    } finally {
+      await handle.close().catch(() => undefined)
+    }
   }
 
   /** A torn tail found without the lease: mend it under a momentary lease, unless a live writer has one. */
@@ -401,16 +427,11 @@ export class JsonlStorage implements SessionStorage {
   }
 
   private async takeLease(sessionId: string, file: string): Promise<Lease> {
-    const lock = await FileLock.acquire(join(this.dir, `${sessionId}.lock`), { sessionId, file }).catch(
-      (error) => {
-        if (error instanceof SessionError) throw error
-        throw storageError(
-          `cannot take the lock of session ${sessionId} (${file})`,
-          { sessionId, file },
-          error,
-        )
-      },
-    )
+    const lockPath = join(this.dir, `${sessionId}.lock`)
+    const lock = await FileLock.acquire(lockPath, { sessionId, file }, this.leaseTtlMs).catch((error) => {
+      if (error instanceof SessionError) throw error
+      throw storageError(`cannot take the lock of session ${sessionId} (${file})`, { sessionId, file }, error)
+    })
     const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
     this.leases.set(sessionId, lease)
     return lease
