@@ -15,9 +15,9 @@ import type {
 } from '../../types.ts'
 import { eventTooLarge } from '../event-size.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
-import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { decodeHeader, encodeHeader, encodeSlice, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeAll } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { readLines } from './lines.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
@@ -96,11 +96,11 @@ export class JsonlStorage implements SessionStorage {
         createFileAtomically(this.dir, file, encodeHeader(header)),
       )
       if (!created) throw alreadyExists(id, file)
+      lease.identity = await this.fs(id, file, async () => identityOf(file))
     } catch (error) {
-      await this.release(id)
+      await this.release(id).catch(() => undefined)
       throw error
     }
-    lease.identity = identityOf(file)
     lease.nextSeq = 0
     lease.size = encodeHeader(header).length
   }
@@ -111,10 +111,12 @@ export class JsonlStorage implements SessionStorage {
     if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
     if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
     const lease = await this.takeLease(sessionId, file)
-    lease.identity = identityOf(file)
-    if (lease.identity === undefined) {
-      await this.release(sessionId)
-      throw notFound(sessionId, file)
+    try {
+      lease.identity = await this.fs(sessionId, file, async () => identityOf(file))
+      if (lease.identity === undefined) throw notFound(sessionId, file)
+    } catch (error) {
+      await this.release(sessionId).catch(() => undefined)
+      throw error
     }
   }
 
@@ -164,7 +166,7 @@ export class JsonlStorage implements SessionStorage {
         for (const event of batch) if (event.seq >= fromSeq) yield event
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
   }
 
@@ -244,12 +246,31 @@ export class JsonlStorage implements SessionStorage {
     if (first !== undefined) throw first
   }
 
-  /** Throws `EVENT_TOO_LARGE` for the first event of `events` whose line is over the limit. */
-  private checkSizes(sessionId: string, events: readonly SessionEvent[]): void {
-    for (const event of events) {
-      const size = Buffer.byteLength(JSON.stringify(event), 'utf8')
-      if (size > this.maxEventBytes) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
+  /**
+   * Encodes a batch as write slices, checking every event's size before anything is written
+   * (`EVENT_TOO_LARGE`). A batch of one slice costs no await; a larger one yields to the event loop
+   * between slices, so encoding never holds the loop for more than one slice.
+   */
+  private encode(sessionId: string, events: readonly SessionEvent[]): Buffer[] | Promise<Buffer[]> {
+    const max = this.maxEventBytes
+    const check = (event: SessionEvent, line: string) => {
+      // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
+      if (line.length * 3 <= max) return
+      const size = line.length > max ? line.length : Buffer.byteLength(line, 'utf8')
+      if (size > max) throw eventTooLarge(event, Buffer.byteLength(line, 'utf8'), max, sessionId)
     }
+    const first = encodeSlice(events, 0, check)
+    if (first.next === events.length) return [first.data]
+    return (async () => {
+      const slices = [first.data]
+      for (let next = first.next; next < events.length; ) {
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        const slice = encodeSlice(events, next, check)
+        slices.push(slice.data)
+        next = slice.next
+      }
+      return slices
+    })()
   }
 
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
@@ -306,12 +327,13 @@ export class JsonlStorage implements SessionStorage {
       }
     }
     if (events.length === 0) return
-    const data = encodeBatch(events)
-    if (data.length > this.maxEventBytes) this.checkSizes(sessionId, events)
+    const encoded = this.encode(sessionId, events)
+    const slices = Array.isArray(encoded) ? encoded : await encoded
     assertStillOwned(lease, sessionId, file)
     try {
       lease.handle ??= await this.openAppend(lease, sessionId, file)
-      await writeDurably(this.io, lease.handle, data)
+      for (const slice of slices) await writeAll(this.io, lease.handle, slice)
+      await this.io.sync(lease.handle)
     } catch (error) {
       const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
       const where = { sessionId, file, seq: expectedSeq }
@@ -334,7 +356,7 @@ export class JsonlStorage implements SessionStorage {
         error,
       )
     }
-    lease.size += data.length
+    for (const slice of slices) lease.size += slice.length
     lease.nextSeq = nextSeq + events.length
   }
 
@@ -402,7 +424,7 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`cannot read ${file}`, { sessionId, file }, error)
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
     return state
   }
@@ -417,7 +439,7 @@ export class JsonlStorage implements SessionStorage {
         break
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
     throw new SessionError(SessionErrorCode.CORRUPT_LOG, `${file}:1: the header line is incomplete`, {
       sessionId,
@@ -465,4 +487,12 @@ export class JsonlStorage implements SessionStorage {
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
   }
+}
+
+/**
+ * Closes a read-only handle. Its reads are complete by then, so a failing close loses nothing and is
+ * not worth failing the read over; the descriptor is gone either way.
+ */
+async function closeReader(handle: FileHandle): Promise<void> {
+  await handle.close().catch(() => undefined)
 }
