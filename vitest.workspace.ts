@@ -5,5 +5,6 @@ export const projects: string[] = [
   'packages/dsh-session',
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',
+  'packages/dsh-session-postgres',
   'examples/coding-agent',
 ]

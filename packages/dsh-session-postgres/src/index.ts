@@ -1,0 +1,11 @@
+export { APPEND_SQL, appendFenced } from './append.ts'
+export type { Delivery } from './deliveries.ts'
+export { isFenced, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
+export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
+export {
+  type DeliveredListener,
+  type HeaderPage,
+  type LeaseLostListener,
+  PostgresStorage,
+  type PostgresStorageOptions,
+} from './storage.ts'
