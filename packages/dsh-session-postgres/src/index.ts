@@ -1,6 +1,7 @@
 export { APPEND_SQL, appendFenced } from './append.ts'
 export type { Delivery } from './deliveries.ts'
 export { isFenced, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
+export { fenceSessions } from './guard.ts'
 export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
 export {
   type DeliveredListener,
