@@ -1,7 +1,16 @@
 export { APPEND_SQL, appendFenced } from './append.ts'
 export type { Delivery } from './deliveries.ts'
 export { isFenced, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
+export { FleetHost, type FleetHostEvent, type FleetHostOptions, interruptedNote } from './fleet/host.ts'
 export { fenceSessions } from './guard.ts'
+export {
+  type Acceptance,
+  type DeliveryState,
+  MAILBOX_CHANNEL,
+  Mailbox,
+  type MailboxSendOptions,
+  type PendingMessage,
+} from './mailbox.ts'
 export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
 export {
   type DeliveredListener,

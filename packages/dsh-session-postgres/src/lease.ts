@@ -8,7 +8,7 @@ import { SessionError, SessionErrorCode } from 'dsh-session'
 import type pg from 'pg'
 
 const TAKE_SQL = `
-UPDATE dsh_leases SET owner = $2, token = token + 1, expires_at = now() + $3 * interval '1 millisecond'
+UPDATE dsh_leases SET owner = $2, token = token + 1, wants_host = false, expires_at = now() + $3 * interval '1 millisecond'
 WHERE session_id = $1 AND (owner IS NULL OR expires_at <= now())
 RETURNING token::text AS token`
 
@@ -23,7 +23,8 @@ WHERE l.session_id = h.id AND l.token = h.token AND l.owner = $4
 RETURNING l.session_id`
 
 const RELEASE_SQL = `
-UPDATE dsh_leases SET owner = NULL, expires_at = NULL WHERE session_id = $1 AND token = $2`
+UPDATE dsh_leases SET owner = NULL, expires_at = NULL, wants_host = $3
+WHERE session_id = $1 AND token = $2`
 
 /**
  * Takes the lease of `sessionId` for `owner` if it is free or expired, raising the fencing token.
@@ -70,7 +71,15 @@ export async function renewLeases(
   return new Set(renewed.rows.map((row) => row.session_id))
 }
 
-/** Frees the lease of `sessionId` if `token` is still its token (a deposed writer frees nothing). */
-export async function releaseLease(pool: pg.Pool, sessionId: SessionId, token: string): Promise<void> {
-  await pool.query(RELEASE_SQL, [sessionId, token])
+/**
+ * Frees the lease of `sessionId` if `token` is still its token (a deposed writer frees nothing);
+ * `wantsHost` marks it as having queued work, so a fleet host claims it again.
+ */
+export async function releaseLease(
+  pool: pg.Pool,
+  sessionId: SessionId,
+  token: string,
+  wantsHost = false,
+): Promise<void> {
+  await pool.query(RELEASE_SQL, [sessionId, token, wantsHost])
 }

@@ -31,7 +31,9 @@ CREATE TABLE dsh_leases (
   session_id text   PRIMARY KEY REFERENCES dsh_sessions (id),
   owner      text,
   token      bigint NOT NULL,
-  expires_at timestamptz
+  expires_at timestamptz,
+  -- Set when a host released the session with work still queued in its inbox.
+  wants_host boolean NOT NULL DEFAULT false
 );
 CREATE INDEX dsh_leases_by_expiry ON dsh_leases (expires_at) WHERE owner IS NOT NULL;
 
@@ -46,9 +48,11 @@ CREATE TABLE dsh_mailbox (
   message       json      NOT NULL,
   accepted_at   timestamptz NOT NULL DEFAULT now(),
   delivered_seq bigint,
+  refused       text,
   UNIQUE (session_id, message_id)
 );
-CREATE INDEX dsh_mailbox_pending ON dsh_mailbox (session_id, id) WHERE delivered_seq IS NULL;
+CREATE INDEX dsh_mailbox_pending ON dsh_mailbox (session_id, id)
+  WHERE delivered_seq IS NULL AND refused IS NULL;
 `,
 ]
 

@@ -58,11 +58,14 @@ interface Held {
   deposed?: PgSessionError
   /** Mailbox messages awaiting their logging event: message id → mailbox row id. */
   readonly awaited: Map<string, string>
+  /** Release with `wants_host` set: queued work remains. */
+  wantsHost?: boolean
 }
 
-const LIST_SQL = `SELECT ${HEADER_COLUMNS} FROM dsh_sessions
-WHERE ($1::bigint IS NULL OR (created_at, id) > ($1::bigint, $2::text))
-ORDER BY created_at, id LIMIT $3`
+// Qualified columns: the selected text aliases must not be what sorts and compares.
+const LIST_SQL = `SELECT ${HEADER_COLUMNS} FROM dsh_sessions s
+WHERE ($1::bigint IS NULL OR (s.created_at, s.id) > ($1::bigint, $2::text))
+ORDER BY s.created_at, s.id LIMIT $3`
 
 /**
  * The PostgreSQL backend. Create it with `PostgresStorage.connect` (which checks the schema
@@ -300,12 +303,27 @@ export class PostgresStorage implements SessionStorage {
     return { headers, next: `${last.created_at}:${last.id}` }
   }
 
-  /** Frees the lease (if still ours) and forgets the session. */
+  /**
+   * Frees the lease (if still ours) and forgets the session. If `markWantsHost(sessionId)` was called
+   * while holding it, the freed lease is flagged as having queued work for fleet hosts to claim.
+   */
   async release(sessionId: SessionId): Promise<void> {
     const held = this.held.get(sessionId)
     if (held === undefined) return
     this.held.delete(sessionId)
-    if (held.deposed === undefined) await releaseLease(this.pool, sessionId, held.token)
+    if (held.deposed === undefined)
+      await releaseLease(this.pool, sessionId, held.token, held.wantsHost === true)
+  }
+
+  /** Flags the held session so its release leaves it claimable (its inbox still has queued work). */
+  markWantsHost(sessionId: SessionId): void {
+    const held = this.held.get(sessionId)
+    if (held !== undefined) held.wantsHost = true
+  }
+
+  /** Drops the delivery of `messageId` awaited for `sessionId` (it will not be logged here). */
+  forgetDelivery(sessionId: SessionId, messageId: string): void {
+    this.held.get(sessionId)?.awaited.delete(messageId)
   }
 
   /**
