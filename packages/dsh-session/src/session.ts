@@ -11,6 +11,7 @@ import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
 import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
+import type { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
   HeaderState,
@@ -24,7 +25,6 @@ import type {
   SessionParent,
   SurfaceMeta,
 } from './types.ts'
-import type { SessionWriter } from './writer.ts'
 
 /** What a live session needs from its store. */
 export interface SessionHost {

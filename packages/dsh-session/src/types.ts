@@ -16,6 +16,7 @@ import type {
   Usage,
   UserMessage,
 } from 'dsh-llm'
+import type { SessionError } from './errors.ts'
 
 /**
  * The non-history part of a model request, recorded in the log so every request can be re-derived.
@@ -233,32 +234,24 @@ export interface LoadReport {
   readonly repairedEvents: number
 }
 
-/** A loaded session's raw material. */
-export interface LoadedLog {
-  readonly header: SessionFileHeader
-  readonly events: readonly SessionEvent[]
-  readonly report: LoadReport
+/** One stored entry `list()` could not read as a session, and why. */
+export interface StorageProblem {
+  /** Where the entry is: a file path, or a backend's own locator (a table row, a key). */
+  readonly path: string
+  /** The session id the entry names, when the name is usable as one. */
+  readonly sessionId?: string
+  /** Why it was skipped, for people. */
+  readonly reason: string
+  /** The typed error reading it raised, when there was one. */
+  readonly error?: SessionError
 }
 
-/**
- * The storage seam. JSONL and in-memory backends ship; SQLite or PostgreSQL can implement the same.
- * All writes for one session come from one writer, which holds the session's lease.
- */
-export interface SessionStorage {
-  /** Creates a session atomically (never half a header) and takes its write lease. */
-  create(header: SessionFileHeader): Promise<void>
-  /** Takes the write lease of an existing session; refuses if another writer holds it. */
-  acquire(sessionId: SessionId): Promise<void>
-  /** Durably appends a batch whose first event has seq `expectedSeq`; refuses a seq mismatch. */
-  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void>
-  /** Reads and validates a whole session; mends a torn tail (see `LoadReport`). */
-  load(sessionId: SessionId): Promise<LoadedLog>
-  /** Reads events from `fromSeq` on. */
-  read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent>
-  /** Every stored session's header. */
-  list(): Promise<readonly SessionFileHeader[]>
-  /** Releases the write lease (and any open handle) of a session. */
-  release(sessionId: SessionId): Promise<void>
+/** What `list()` found: every readable session's header, and every entry it had to skip. */
+export interface SessionListing {
+  /** Headers of the readable sessions, oldest first (ties by id). */
+  readonly sessions: readonly SessionFileHeader[]
+  /** Entries that are not readable sessions (corrupt, unreadable, foreign); never thrown. */
+  readonly problems: readonly StorageProblem[]
 }
 
 /** The session store (`ctx.sessions`). */
@@ -269,8 +262,8 @@ export interface SessionStore {
   get(id: SessionId): Session | undefined
   /** Opens a stored session (loads, repairs an interrupted tail, takes the write lease). */
   open(id: SessionId): Promise<Session>
-  /** Headers of every stored session. */
-  list(): Promise<readonly SessionFileHeader[]>
+  /** Headers of every stored session, and the stored entries that could not be read (never thrown). */
+  list(): Promise<SessionListing>
   /** Copies `source`'s events below `boundarySeq` into a new session, then `session/end-seed`. */
   fork(source: Session, boundarySeq: number): Promise<Session>
   /** Durability barrier: resolves when everything appended to `session` so far is durable. */

@@ -64,7 +64,7 @@ describe('JsonlStorage round trip', () => {
     const tail: number[] = []
     for await (const event of reader.read(id, 3)) tail.push(event.seq)
     expect(tail).toEqual([3, 4, 5])
-    expect(await reader.list()).toEqual([header('s1')])
+    expect(await reader.list()).toEqual({ sessions: [header('s1')], problems: [] })
   })
 
   it('keeps a fork parent in the header', async () => {
@@ -80,8 +80,11 @@ describe('JsonlStorage round trip', () => {
     await storage.create(header('a', 3))
     await storage.create(header('c', 1))
     writeFileSync(join(dir, 'd.jsonl.0123abcd.tmp'), '{"format":"dsh-se')
-    expect((await storage.list()).map((h) => h.sessionId)).toEqual(['c', 'b', 'a'])
-    expect(await new JsonlStorage({ dir: join(dir, 'missing') }).list()).toEqual([])
+    expect((await storage.list()).sessions.map((h) => h.sessionId)).toEqual(['c', 'b', 'a'])
+    expect(await new JsonlStorage({ dir: join(dir, 'missing') }).list()).toEqual({
+      sessions: [],
+      problems: [],
+    })
   })
 })
 
@@ -90,10 +93,10 @@ describe('JsonlStorage create', () => {
     const storage = jsonl()
     // What a create interrupted before its link leaves behind: a temp file with half a header.
     writeFileSync(join(dir, 's1.jsonl.5e5e5e5e5e5e5e5e.tmp'), '{"format":"dsh-session","ver')
-    expect(await storage.list()).toEqual([])
+    expect(await storage.list()).toEqual({ sessions: [], problems: [] })
     await storage.create(header('s1'))
     expect(readdirSync(dir).sort()).toEqual(['s1.jsonl', 's1.jsonl.5e5e5e5e5e5e5e5e.tmp', 's1.lock'])
-    expect(await storage.list()).toEqual([header('s1')])
+    expect(await storage.list()).toEqual({ sessions: [header('s1')], problems: [] })
   })
 
   it('refuses an existing id with ALREADY_EXISTS and leaves the file as it was', async () => {
@@ -476,13 +479,22 @@ describe('JsonlStorage load rules', () => {
     const newer = headerLine.replace('"version":1', '"version":2') + lines(userEvents(0, 1))
     writeFileSync(file, newer)
     const storage = jsonl()
-    for (const attempt of [storage.load(id), storage.list()]) {
-      expect(await errorOf(attempt)).toEqual({
-        code: 'UNSUPPORTED_VERSION',
-        message: `${file}:1: format version 2 is newer than this reader supports (1)`,
-        where: { file, line: 1, sessionId: 's1' },
-      })
-    }
+    const message = `${file}:1: format version 2 is newer than this reader supports (1)`
+    expect(await errorOf(storage.load(id))).toEqual({
+      code: 'UNSUPPORTED_VERSION',
+      message,
+      where: { file, line: 1, sessionId: 's1' },
+    })
+    const listing = await storage.list()
+    expect(listing.sessions).toEqual([])
+    expect(
+      listing.problems.map(({ path, sessionId, reason, error }) => ({
+        path,
+        sessionId,
+        reason,
+        code: error?.code,
+      })),
+    ).toEqual([{ path: file, sessionId: 's1', reason: message, code: 'UNSUPPORTED_VERSION' }])
     expect(bytesOf(file)).toBe(newer)
   })
 

@@ -3,8 +3,9 @@
  * everything queued meanwhile goes out as the next single `appendBatch` call.
  */
 import type { SessionId } from 'dsh-llm'
-import { SessionError } from './errors.ts'
-import type { SessionEvent, SessionStorage } from './types.ts'
+import { SessionError } from '../errors.ts'
+import type { SessionEvent } from '../types.ts'
+import type { SessionStorage } from './types.ts'
 
 interface Waiter {
   readonly target: number

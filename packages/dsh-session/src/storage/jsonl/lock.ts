@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { link, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { SessionError, SessionErrorCode } from './errors.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
 
 /** Who holds a lock. */
 export interface LockOwner {

@@ -5,20 +5,22 @@
 import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
-import { SessionError, SessionErrorCode } from './errors.ts'
-import {
-  decodeHeader,
-  encodeBatch,
-  encodeHeader,
-  SESSION_FORMAT,
-  SESSION_FORMAT_VERSION,
-} from './jsonl-codec.ts'
-import { alreadyExists, notFound, seqMismatch, storageError } from './jsonl-errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './jsonl-files.ts'
-import { readLines } from './jsonl-lines.ts'
-import { type ScanState, scanSession } from './jsonl-scan.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
+import type {
+  LoadReport,
+  SessionEvent,
+  SessionFileHeader,
+  SessionListing,
+  StorageProblem,
+} from '../../types.ts'
+import { eventTooLarge } from '../event-size.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
+import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { readLines } from './lines.ts'
 import { errorCode, FileLock } from './lock.ts'
-import type { LoadedLog, LoadReport, SessionEvent, SessionFileHeader, SessionStorage } from './types.ts'
+import { type ScanState, scanSession } from './scan.ts'
 
 /** Options of `JsonlStorage`. */
 export interface JsonlStorageOptions {
@@ -26,6 +28,8 @@ export interface JsonlStorageOptions {
   readonly dir: string
   /** The write and sync calls of the append path; defaults to Node's. For tests that count or fail them. */
   readonly io?: AppendIo
+  /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES` (16 MiB). */
+  readonly maxEventBytes?: number
 }
 
 /** A session whose lease this storage holds. */
@@ -52,12 +56,14 @@ const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
  */
 export class JsonlStorage implements SessionStorage {
   readonly dir: string
+  readonly maxEventBytes: number
   private readonly io: AppendIo
   private readonly leases = new Map<string, Lease>()
 
   constructor(options: JsonlStorageOptions) {
     this.dir = options.dir
     this.io = options.io ?? nodeAppendIo
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
   }
 
   /** The session file's path. Throws `STORAGE` for an id that is not a safe file name. */
@@ -89,6 +95,7 @@ export class JsonlStorage implements SessionStorage {
     }
     await this.fs(id, file, () => mkdir(this.dir, { recursive: true }))
     if (await this.exists(id, file)) throw alreadyExists(id, file)
+    if (this.leases.has(id)) throw heldHere(id, file)
     const lease = await this.takeLease(id, file)
     try {
       const created = await this.fs(id, file, () =>
@@ -103,10 +110,10 @@ export class JsonlStorage implements SessionStorage {
     lease.size = encodeHeader(header).length
   }
 
-  /** Takes the lease of an existing session. Throws `NOT_FOUND` or `LOCKED`. A no-op if already held. */
+  /** Takes the lease of an existing session. Throws `NOT_FOUND`, or `LOCKED` if any holder (this storage too) has it. */
   async acquire(sessionId: SessionId): Promise<void> {
     const file = this.fileOf(sessionId)
-    if (this.leases.has(sessionId)) return
+    if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
     if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
     await this.takeLease(sessionId, file)
   }
@@ -161,41 +168,88 @@ export class JsonlStorage implements SessionStorage {
     }
   }
 
-  /** The headers of every `*.jsonl` session file in the directory, oldest first. Temp files are skipped. */
-  async list(): Promise<readonly SessionFileHeader[]> {
+  /**
+   * The headers of every `*.jsonl` session file in the directory, oldest first; lock and temp files
+   * are skipped. A `.jsonl` entry that is not a readable session of its name (corrupt, unreadable,
+   * foreign, a bad file name) is reported in `problems` with its path and reason, never thrown; so is
+   * an unreadable directory. A missing directory lists as empty.
+   */
+  async list(): Promise<SessionListing> {
     let names: string[]
     try {
       names = await readdir(this.dir)
     } catch (error) {
-      if (errorCode(error) === 'ENOENT') return []
-      throw storageError(`cannot list ${this.dir}`, {}, error)
+      if (errorCode(error) === 'ENOENT') return { sessions: [], problems: [] }
+      return {
+        sessions: [],
+        problems: [{ path: this.dir, reason: `cannot list the directory: ${String(error)}` }],
+      }
     }
-    const headers: SessionFileHeader[] = []
-    for (const name of names) {
+    const sessions: SessionFileHeader[] = []
+    const problems: StorageProblem[] = []
+    for (const name of names.sort()) {
       if (!name.endsWith('.jsonl')) continue
+      const path = join(this.dir, name)
       const id = name.slice(0, -'.jsonl'.length)
-      if (!SAFE_ID.test(id)) continue
-      headers.push(await this.readHeader(id, join(this.dir, name)))
+      if (!SAFE_ID.test(id)) {
+        problems.push({ path, reason: 'the file name is not a usable session id' })
+        continue
+      }
+      try {
+        sessions.push(await this.readHeader(id, path))
+      } catch (error) {
+        const typed =
+          error instanceof SessionError
+            ? error
+            : storageError(`cannot read ${path}`, { sessionId: id, file: path }, error)
+        problems.push({ path, sessionId: id, reason: typed.message, error: typed })
+      }
     }
-    return headers.sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
+    sessions.sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
+    return { sessions, problems }
   }
 
-  /** Waits for queued appends, closes the file and removes the lock file if it is still ours. */
+  /**
+   * Waits for queued appends, closes the file and removes the lock file if it is still ours. Both
+   * steps are always tried: if either fails the lease is still forgotten here and this rejects with
+   * `CLOSE_FAILED` naming the session, with the first failure as `cause`.
+   */
   async release(sessionId: SessionId): Promise<void> {
     const lease = this.leases.get(sessionId)
     if (lease === undefined) return
     await lease.queue
     this.leases.delete(sessionId)
     const file = this.fileOf(sessionId)
-    await this.fs(sessionId, file, async () => {
-      await lease.handle?.close()
-      await lease.lock.release()
-    })
+    const failures: unknown[] = []
+    await lease.handle?.close().catch((error: unknown) => failures.push(error))
+    await lease.lock.release().catch((error: unknown) => failures.push(error))
+    if (failures.length > 0) {
+      throw new SessionError(
+        SessionErrorCode.CLOSE_FAILED,
+        `session ${sessionId} (${file}): releasing the lease failed: ${String(failures[0])}`,
+        { sessionId, file },
+        { cause: failures[0] },
+      )
+    }
   }
 
-  /** Releases every lease this storage holds (waiting for queued appends). */
+  /** Releases every lease this storage holds (waiting for queued appends); tries all, then rejects with the first failure. */
   async close(): Promise<void> {
-    for (const sessionId of [...this.leases.keys()]) await this.release(SessionId(sessionId))
+    let first: unknown
+    for (const sessionId of [...this.leases.keys()]) {
+      await this.release(SessionId(sessionId)).catch((error: unknown) => {
+        first ??= error
+      })
+    }
+    if (first !== undefined) throw first
+  }
+
+  /** Throws `EVENT_TOO_LARGE` for the first event of `events` whose line is over the limit. */
+  private checkSizes(sessionId: string, events: readonly SessionEvent[]): void {
+    for (const event of events) {
+      const size = Buffer.byteLength(JSON.stringify(event), 'utf8')
+      if (size > this.maxEventBytes) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
+    }
   }
 
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
@@ -250,6 +304,7 @@ export class JsonlStorage implements SessionStorage {
     }
     if (events.length === 0) return
     const data = encodeBatch(events)
+    if (data.length > this.maxEventBytes) this.checkSizes(sessionId, events)
     try {
       lease.handle ??= await open(file, 'a')
       await writeDurably(this.io, lease.handle, data)

@@ -1,10 +1,10 @@
 /**
  * The JSONL session file format: a header line, then one event envelope per line, each line ending in
- * `\n`. Encoding and decoding of single lines; streaming lives in `jsonl-reader.ts`.
+ * `\n`. Encoding and decoding of single lines; streaming lives in `scan.ts`.
  */
 import { SessionId } from 'dsh-llm'
-import { SessionError, SessionErrorCode } from './errors.ts'
-import type { SessionEvent, SessionFileHeader, SessionParent } from './types.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
+import type { SessionEvent, SessionFileHeader, SessionParent } from '../../types.ts'
 
 /** The JSONL format version this code writes and the newest it reads. */
 export const SESSION_FORMAT_VERSION = 1
