@@ -5,7 +5,7 @@
 import type { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode, type SessionEvent } from 'dsh-session'
 import type pg from 'pg'
-import { PgSessionError, PgSessionErrorCode } from './errors.ts'
+import { leaseLost } from './errors.ts'
 
 /**
  * `$1` session id, `$2` fencing token, `$3` expected first seq, `$4` event types, `$5` event bodies.
@@ -32,8 +32,8 @@ FROM dsh_sessions s LEFT JOIN dsh_leases l ON l.session_id = s.id WHERE s.id = $
 
 /**
  * Appends `events` (seqs `expectedSeq`...) to `sessionId` if `token` is still the session's fencing
- * token and `expectedSeq` its next seq — all in one statement on `db`. Throws `PgSessionError`
- * `FENCED` for a stale token, `SessionError` `SEQ_MISMATCH` for another next seq or a batch that is
+ * token and `expectedSeq` its next seq — all in one statement on `db`. Throws
+ * `SessionError` `LEASE_LOST` for a stale token, `SessionError` `SEQ_MISMATCH` for another next seq or a batch that is
  * not contiguous, `NOT_FOUND` for an unknown session. Nothing is written when it throws.
  */
 export async function appendFenced(
@@ -79,10 +79,10 @@ async function diagnose(
     throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
   }
   if (row.token !== token) {
-    throw new PgSessionError(
-      PgSessionErrorCode.FENCED,
-      `session ${sessionId}: append at seq ${expectedSeq} refused: this writer's fencing token ${token} is stale (the lease now has token ${row.token ?? 'none'}, owner ${row.owner ?? 'none'})`,
-      { sessionId, seq: expectedSeq, token },
+    throw leaseLost(
+      sessionId,
+      `append at seq ${expectedSeq} refused: this writer's fencing token ${token} is stale (the lease now has token ${row.token ?? 'none'}, owner ${row.owner ?? 'none'})`,
+      expectedSeq,
     )
   }
   const nextSeq = Number(row.next_seq)
@@ -95,10 +95,10 @@ async function diagnose(
   }
   if (count > 0) {
     // Token and seq both match now, yet nothing was inserted: a takeover and release raced us.
-    throw new PgSessionError(
-      PgSessionErrorCode.FENCED,
-      `session ${sessionId}: append at seq ${expectedSeq} refused: the lease changed while it ran`,
-      { sessionId, seq: expectedSeq, token },
+    throw leaseLost(
+      sessionId,
+      `append at seq ${expectedSeq} refused: the lease changed while it ran`,
+      expectedSeq,
     )
   }
 }

@@ -1,12 +1,8 @@
 import { HarnessError } from 'dsh-llm'
+import { SessionError, SessionErrorCode } from 'dsh-session'
 
 /** Stable error codes of the PostgreSQL backend and the fleet. Route on these, never on message text. */
 export const PgSessionErrorCode = {
-  /**
-   * This host's write lease of a session was taken over (its fencing token is stale): the append was
-   * refused by the database, and this host must stop writing the session.
-   */
-  FENCED: 'FENCED',
   /** The database schema is missing or older than this code needs: run `migrate` first. */
   SCHEMA_OUT_OF_DATE: 'SCHEMA_OUT_OF_DATE',
   /** The database schema is newer than this code understands. */
@@ -15,8 +11,6 @@ export const PgSessionErrorCode = {
   DELIVERY_CONFLICT: 'DELIVERY_CONFLICT',
   /** A send or inject was refused before it was accepted (no such session, invalid message). */
   SEND_REFUSED: 'SEND_REFUSED',
-  /** The fleet host was stopped; no more work is taken. */
-  HOST_STOPPED: 'HOST_STOPPED',
 } as const
 
 /** One of the PostgreSQL backend's error codes. */
@@ -27,8 +21,6 @@ export interface PgSessionErrorWhere {
   readonly sessionId?: string
   readonly seq?: number
   readonly messageId?: string
-  /** The fencing token the refused writer presented. */
-  readonly token?: string
 }
 
 /** An error of the PostgreSQL backend or the fleet; `where` names the session, seq or message. */
@@ -46,10 +38,22 @@ export class PgSessionError extends HarnessError {
   }
 }
 
-/** Whether `error` (or any error in its `cause` chain) is a `FENCED` refusal. */
-export function isFenced(error: unknown): boolean {
+/**
+ * A writer's lease was taken over: `SessionError` `LEASE_LOST` (the seam's code for a deposed
+ * holder), naming the session and, for a refused append, the seq. `why` finishes the sentence.
+ */
+export function leaseLost(sessionId: string, why: string, seq?: number): SessionError {
+  return new SessionError(
+    SessionErrorCode.LEASE_LOST,
+    `session ${sessionId}: ${why}`,
+    seq === undefined ? { sessionId } : { sessionId, seq },
+  )
+}
+
+/** Whether `error` (or any error in its `cause` chain) is a `LEASE_LOST` refusal. */
+export function isLeaseLost(error: unknown): boolean {
   for (let current = error; current instanceof Error; current = current.cause) {
-    if (current instanceof PgSessionError && current.code === PgSessionErrorCode.FENCED) return true
+    if (current instanceof SessionError && current.code === SessionErrorCode.LEASE_LOST) return true
   }
   return false
 }

@@ -1,6 +1,6 @@
 export { APPEND_SQL, appendFenced } from './append.ts'
 export type { Delivery } from './deliveries.ts'
-export { isFenced, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
+export { isLeaseLost, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
 export { FleetHost, type FleetHostEvent, type FleetHostOptions, interruptedNote } from './fleet/host.ts'
 export { fenceSessions } from './guard.ts'
 export {
@@ -13,6 +13,7 @@ export {
 } from './mailbox.ts'
 export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
 export {
+  DEFAULT_MAX_EVENT_BYTES,
   type DeliveredListener,
   type HeaderPage,
   type LeaseLostListener,

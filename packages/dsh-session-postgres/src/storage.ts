@@ -12,13 +12,15 @@ import {
   SessionErrorCode,
   type SessionEvent,
   type SessionFileHeader,
+  type SessionListing,
   type SessionStorage,
+  type StorageProblem,
 } from 'dsh-session'
 import pg from 'pg'
 import { appendFenced } from './append.ts'
 import { decodeEvent, HEADER_COLUMNS, headerOf, type SessionRow } from './decode.ts'
 import { type Delivery, deliveriesIn, markDelivered } from './deliveries.ts'
-import { isFenced, PgSessionError, PgSessionErrorCode } from './errors.ts'
+import { isLeaseLost, leaseLost } from './errors.ts'
 import { releaseLease, renewLeases, takeLease } from './lease.ts'
 import { checkSchema } from './migrations.ts'
 
@@ -38,16 +40,20 @@ export interface PostgresStorageOptions {
   readonly renewEveryMs?: number
   /** Events per page when loading or reading a session, sessions per page in `list`. Default 1000. */
   readonly pageSize?: number
+  /** The largest serialized event accepted, in UTF-8 bytes. Default 16 MiB. */
+  readonly maxEventBytes?: number
 }
 
-/** A page of session headers and the cursor for the next page (absent on the last). */
-export interface HeaderPage {
-  readonly headers: readonly SessionFileHeader[]
+/** The default per-event size limit (the seam's default): 16 MiB of serialized JSON. */
+export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+/** A page of session headers (and unreadable rows), and the cursor for the next page (absent on the last). */
+export interface HeaderPage extends SessionListing {
   readonly next?: string
 }
 
-/** Told when this storage loses a lease it held (a takeover raised the token). */
-export type LeaseLostListener = (sessionId: SessionId, error: PgSessionError) => void
+/** Told when this storage loses a lease it held (a takeover raised the token); `error` is `LEASE_LOST`. */
+export type LeaseLostListener = (sessionId: SessionId, error: SessionError) => void
 
 /** Told when mailbox messages were durably logged (in the transaction of their append). */
 export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Delivery[]) => void
@@ -55,7 +61,9 @@ export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Deli
 interface Held {
   token: string
   /** Set once a takeover was observed: every later append fails with it at once. */
-  deposed?: PgSessionError
+  deposed?: SessionError
+  /** Appends run one after another in call order; `release` waits for the chain to settle. */
+  queue: Promise<void>
   /** Mailbox messages awaiting their logging event: message id → mailbox row id. */
   readonly awaited: Map<string, string>
   /** Release with `wants_host` set: queued work remains. */
@@ -73,7 +81,7 @@ ORDER BY s.created_at, s.id LIMIT $3`
  * take it (a lease not renewed within `leaseTtlMs` may be taken over by another writer, which raises
  * the fencing token), a background timer renews held leases, and every append presents the token
  * in the same statement that writes the events — a deposed writer's appends fail with
- * `PgSessionError` `FENCED`, and it is told through `onLeaseLost`.
+ * `SessionError` `LEASE_LOST`, and it is told through `onLeaseLost`.
  */
 export class PostgresStorage implements SessionStorage {
   /** The pool in use. */
@@ -82,6 +90,8 @@ export class PostgresStorage implements SessionStorage {
   readonly owner: string
   /** The lease TTL in ms. */
   readonly leaseTtlMs: number
+  /** The largest serialized event accepted, in UTF-8 bytes. */
+  readonly maxEventBytes: number
   private readonly ownsPool: boolean
   private readonly pageSize: number
   private readonly held = new Map<string, Held>()
@@ -106,6 +116,7 @@ export class PostgresStorage implements SessionStorage {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000
     this.pageSize = options.pageSize ?? 1000
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     const every = options.renewEveryMs ?? Math.max(1, Math.floor(this.leaseTtlMs / 3))
     this.renewTimer = setInterval(() => void this.renewNow().catch(() => undefined), every)
     this.renewTimer.unref()
@@ -200,38 +211,57 @@ export class PostgresStorage implements SessionStorage {
         sessionId: id,
       })
     }
-    this.held.set(id, { token, awaited: new Map() })
+    this.held.set(id, { token, awaited: new Map(), queue: Promise.resolve() })
   }
 
   /**
-   * Takes the lease of an existing session: free, expired (a takeover: the token rises and the old
-   * holder is fenced) or already held here (a no-op). Throws `NOT_FOUND` or `LOCKED`.
+   * Takes the lease of an existing session if it is free or expired (a takeover: the token rises and
+   * the old holder is fenced). Throws `NOT_FOUND`, or `LOCKED` while a live holder — this instance
+   * included — has it.
    */
   async acquire(sessionId: SessionId): Promise<void> {
-    if (this.holds(sessionId)) return
+    if (this.holds(sessionId)) {
+      throw new SessionError(
+        SessionErrorCode.LOCKED,
+        `session ${sessionId} is already held by this writer (${this.owner})`,
+        { sessionId },
+      )
+    }
     const token = await takeLease(this.pool, sessionId, this.owner, this.leaseTtlMs)
-    this.held.set(sessionId, { token, awaited: new Map() })
+    this.held.set(sessionId, { token, awaited: new Map(), queue: Promise.resolve() })
   }
 
   /**
    * Appends a batch in one fenced statement (or, when it logs awaited mailbox messages, in one
-   * transaction with marking them delivered). Throws `LOCKED` without the lease, `FENCED` once the
-   * lease was taken over (and reports the loss), `SEQ_MISMATCH`, or the driver's error.
+   * transaction with marking them delivered). Throws `LOCKED` without the lease, `EVENT_TOO_LARGE`
+   * for an event over `maxEventBytes`, `LEASE_LOST` once the lease was taken over (and reports the
+   * loss), `SEQ_MISMATCH`, or the driver's error. Nothing is written when it throws.
    */
-  async appendBatch(
+  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
+    const held = this.held.get(sessionId)
+    if (held === undefined) {
+      return Promise.reject(
+        new SessionError(
+          SessionErrorCode.LOCKED,
+          `session ${sessionId}: append at seq ${expectedSeq} without holding the write lease; create or acquire it first`,
+          { sessionId, seq: expectedSeq },
+        ),
+      )
+    }
+    const run = () => this.appendHeld(sessionId, held, events, expectedSeq)
+    const done = held.queue.then(run, run)
+    held.queue = done.catch(() => undefined)
+    return done
+  }
+
+  private async appendHeld(
     sessionId: SessionId,
+    held: Held,
     events: readonly SessionEvent[],
     expectedSeq: number,
   ): Promise<void> {
-    const held = this.held.get(sessionId)
-    if (held === undefined) {
-      throw new SessionError(
-        SessionErrorCode.LOCKED,
-        `session ${sessionId}: append at seq ${expectedSeq} without holding the write lease; create or acquire it first`,
-        { sessionId, seq: expectedSeq },
-      )
-    }
     if (held.deposed !== undefined) throw held.deposed
+    this.checkSizes(sessionId, events)
     const deliveries = held.awaited.size === 0 ? [] : deliveriesIn(events, held.awaited)
     try {
       if (deliveries.length === 0) {
@@ -243,11 +273,23 @@ export class PostgresStorage implements SessionStorage {
         await markDelivered(client, sessionId, deliveries)
       })
     } catch (error) {
-      if (error instanceof PgSessionError && isFenced(error)) this.depose(sessionId, held, error)
+      if (error instanceof SessionError && isLeaseLost(error)) this.depose(sessionId, held, error)
       throw error
     }
     for (const delivery of deliveries) held.awaited.delete(delivery.messageId)
     for (const listener of this.deliveredListeners) contained(() => listener(sessionId, deliveries))
+  }
+
+  private checkSizes(sessionId: SessionId, events: readonly SessionEvent[]): void {
+    for (const event of events) {
+      const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8')
+      if (bytes <= this.maxEventBytes) continue
+      throw new SessionError(
+        SessionErrorCode.EVENT_TOO_LARGE,
+        `session ${sessionId}: event ${event.type} at seq ${event.seq} is ${bytes} bytes, over the limit of ${this.maxEventBytes}`,
+        { sessionId, eventType: event.type, seq: event.seq },
+      )
+    }
   }
 
   /** Loads the whole session, page by page. `report.repairedEvents` is 0 (the store adds closers). */
@@ -277,16 +319,21 @@ export class PostgresStorage implements SessionStorage {
     }
   }
 
-  /** Every stored session's header, oldest first (read in pages). */
-  async list(): Promise<readonly SessionFileHeader[]> {
-    const all: SessionFileHeader[] = []
+  /**
+   * Every stored session's header, oldest first (read in pages), and the rows this code cannot read
+   * (a newer format version) as problems located at `dsh_sessions/<id>`.
+   */
+  async list(): Promise<SessionListing> {
+    const sessions: SessionFileHeader[] = []
+    const problems: StorageProblem[] = []
     let cursor: string | undefined
     do {
       const page = await this.listPage(cursor)
-      all.push(...page.headers)
+      sessions.push(...page.sessions)
+      problems.push(...page.problems)
       cursor = page.next
     } while (cursor !== undefined)
-    return all
+    return { sessions, problems }
   }
 
   /** One page of headers (oldest first) after `cursor` (from the previous page's `next`). */
@@ -297,10 +344,19 @@ export class PostgresStorage implements SessionStorage {
       after = [cursor.slice(0, split), cursor.slice(split + 1)]
     }
     const rows = await this.pool.query<SessionRow>(LIST_SQL, [after[0], after[1], limit])
-    const headers = rows.rows.map(headerOf)
+    const sessions: SessionFileHeader[] = []
+    const problems: StorageProblem[] = []
+    for (const row of rows.rows) {
+      try {
+        sessions.push(headerOf(row))
+      } catch (error) {
+        if (!(error instanceof SessionError)) throw error
+        problems.push({ path: `dsh_sessions/${row.id}`, sessionId: row.id, reason: error.message, error })
+      }
+    }
     const last = rows.rows[rows.rows.length - 1]
-    if (last === undefined || rows.rows.length < limit) return { headers }
-    return { headers, next: `${last.created_at}:${last.id}` }
+    if (last === undefined || rows.rows.length < limit) return { sessions, problems }
+    return { sessions, problems, next: `${last.created_at}:${last.id}` }
   }
 
   /**
@@ -311,6 +367,7 @@ export class PostgresStorage implements SessionStorage {
     const held = this.held.get(sessionId)
     if (held === undefined) return
     this.held.delete(sessionId)
+    await held.queue
     if (held.deposed === undefined)
       await releaseLease(this.pool, sessionId, held.token, held.wantsHost === true)
   }
@@ -354,16 +411,15 @@ export class PostgresStorage implements SessionStorage {
     for (const [id, token] of live) {
       const held = this.held.get(id)
       if (renewed.has(id) || held === undefined || held.token !== token) continue
-      const error = new PgSessionError(
-        PgSessionErrorCode.FENCED,
-        `session ${id}: lease renewal found token ${token} stale: another writer took the session over`,
-        { sessionId: id, token },
+      const error = leaseLost(
+        id,
+        `lease renewal found token ${token} stale: another writer took the session over`,
       )
       this.depose(id as SessionId, held, error)
     }
   }
 
-  private depose(sessionId: SessionId, held: Held, error: PgSessionError): void {
+  private depose(sessionId: SessionId, held: Held, error: SessionError): void {
     if (held.deposed !== undefined) return
     held.deposed = error
     held.awaited.clear()

@@ -1,7 +1,7 @@
 import { Context } from 'cordis'
 import { CallId, createAssistantMessage, createUserMessage, MessageId, SessionId } from 'dsh-llm'
 import Sessions, { SessionError, SessionErrorCode, type SessionEvent } from 'dsh-session'
-import { fenceSessions, PgSessionError, PgSessionErrorCode, type PostgresStorage } from 'dsh-session-postgres'
+import { fenceSessions, type PostgresStorage } from 'dsh-session-postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { failure, header, stored, type TestDatabase, testDatabase, userEvents } from './support.ts'
 
@@ -52,7 +52,7 @@ describe('leases', () => {
     expect(await failure(b.acquire(SessionId('l2')))).toMatchObject({ code: SessionErrorCode.LOCKED })
   })
 
-  it('fences a deposed writer: after a takeover its append at the right seq fails FENCED and writes nothing', async () => {
+  it('fences a deposed writer: after a takeover its append at the right seq fails LEASE_LOST and writes nothing', async () => {
     const a = await writer('host-a')
     const b = await writer('host-b')
     await a.create(header('l3'))
@@ -66,16 +66,16 @@ describe('leases', () => {
     expect(loaded.events).toHaveLength(2)
     // Seq 2 is exactly where the deposed writer would go next: only the token check can stop it.
     expect(await failure(a.appendBatch(SessionId('l3'), userEvents(2, 1), 2))).toEqual({
-      name: 'PgSessionError',
-      code: PgSessionErrorCode.FENCED,
+      name: 'SessionError',
+      code: SessionErrorCode.LEASE_LOST,
       message:
         "session l3: append at seq 2 refused: this writer's fencing token 1 is stale (the lease now has token 2, owner host-b)",
     })
-    expect(lost).toEqual(['l3 FENCED'])
+    expect(lost).toEqual(['l3 LEASE_LOST'])
     expect(a.holds(SessionId('l3'))).toBe(false)
     await b.appendBatch(SessionId('l3'), userEvents(2, 1), 2)
     expect(await failure(a.appendBatch(SessionId('l3'), userEvents(3, 1), 3))).toMatchObject({
-      code: PgSessionErrorCode.FENCED,
+      code: SessionErrorCode.LEASE_LOST,
     })
     expect((await stored(b, 'l3')).map((event) => event.seq)).toEqual([0, 1, 2])
   })
@@ -86,12 +86,12 @@ describe('leases', () => {
     await a.create(header('l4'))
     await sleep(400)
     await b.acquire(SessionId('l4'))
-    const lost: PgSessionError[] = []
+    const lost: SessionError[] = []
     a.onLeaseLost((_sessionId, error) => lost.push(error))
     await a.renewNow()
     expect(lost.map((error) => [error.code, error.message])).toEqual([
       [
-        PgSessionErrorCode.FENCED,
+        SessionErrorCode.LEASE_LOST,
         'session l4: lease renewal found token 1 stale: another writer took the session over',
       ],
     ])
@@ -113,13 +113,13 @@ describe('leases', () => {
       await sleep(5)
       const late = a.appendBatch(SessionId(id), userEvents(1, 3), 1).then(
         () => 'landed',
-        (error: unknown) => (error instanceof PgSessionError ? error.code : String(error)),
+        (error: unknown) => (error instanceof SessionError ? error.code : String(error)),
       )
       await b.acquire(SessionId(id))
       const seen = (await b.load(SessionId(id))).events.length
       const outcome = await late
       expect(outcome === 'landed' ? seen : 1).toBe(seen)
-      if (outcome !== 'landed') expect(outcome).toBe(PgSessionErrorCode.FENCED)
+      if (outcome !== 'landed') expect(outcome).toBe(SessionErrorCode.LEASE_LOST)
       expect(await stored(b, id)).toHaveLength(seen)
       await a.close()
       await b.close()
@@ -128,7 +128,7 @@ describe('leases', () => {
 })
 
 describe('a deposed host over Sessions', () => {
-  it('is repaired by the taker, fails its next barrier with FENCED, and stops appending', async () => {
+  it('is repaired by the taker, fails its next barrier with LEASE_LOST, and stops appending', async () => {
     const storageA = await writer('host-a')
     const storageB = await writer('host-b', NEVER)
     const hostA = new Context()
@@ -189,8 +189,8 @@ describe('a deposed host over Sessions', () => {
     } catch (error) {
       refused = error
     }
-    expect(refused).toBeInstanceOf(PgSessionError)
-    expect((refused as PgSessionError).message).toBe(
+    expect(refused).toBeInstanceOf(SessionError)
+    expect((refused as SessionError).message).toBe(
       "session s1: cannot append step/end at seq 6: this host's lease was taken over by another writer",
     )
     const log = await stored(storageB, 's1')
@@ -205,7 +205,7 @@ describe('a deposed host over Sessions', () => {
       'turn/end',
     ])
     expect(log[5]?.data).toMatchObject({ error: { code: 'TOOL_OUTCOME_UNKNOWN' } })
-    expect(refused instanceof SessionError).toBe(false)
+    expect((refused as SessionError).code).toBe(SessionErrorCode.LEASE_LOST)
     await hostB.sessions.close(taken)
   })
 })

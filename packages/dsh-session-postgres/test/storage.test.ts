@@ -190,8 +190,8 @@ describe('reads', () => {
         (a, b) => (Number(a.slice(1)) % 3) - (Number(b.slice(1)) % 3) || (a < b ? -1 : 1),
       )
       const first = await storage.listPage()
-      expect(first.headers.map((h) => h.sessionId)).toEqual(expected.slice(0, 3))
-      expect((await storage.list()).map((h) => h.sessionId)).toEqual(expected)
+      expect(first.sessions.map((h) => h.sessionId)).toEqual(expected.slice(0, 3))
+      expect((await storage.list()).sessions.map((h) => h.sessionId)).toEqual(expected)
     } finally {
       await storage.close()
       await pool.end()

@@ -6,7 +6,7 @@
 import type { Context } from 'cordis'
 import type { Agent, ResumeOptions } from 'dsh-agent-loop'
 import { createUserMessage, HarnessError, type SessionId, type UserMessage } from 'dsh-llm'
-import type { PgSessionError } from '../errors.ts'
+import type { SessionError } from 'dsh-session'
 import { fenceSessions } from '../guard.ts'
 import { type Acceptance, Mailbox, type MailboxSendOptions } from '../mailbox.ts'
 import type { PostgresStorage } from '../storage.ts'
@@ -17,7 +17,7 @@ import { MailboxListener } from './listener.ts'
 export type FleetHostEvent =
   | { readonly type: 'claimed'; readonly sessionId: SessionId; readonly repairedEvents: number }
   | { readonly type: 'released'; readonly sessionId: SessionId }
-  | { readonly type: 'lost'; readonly sessionId: SessionId; readonly error: PgSessionError }
+  | { readonly type: 'lost'; readonly sessionId: SessionId; readonly error: SessionError }
   | { readonly type: 'error'; readonly sessionId?: SessionId; readonly error: unknown }
 
 /** Options of `FleetHost.start`. */
@@ -293,7 +293,7 @@ export class FleetHost {
   }
 
   /** The lease was taken over: stop the session here at once, without flushing. */
-  private async lose(sessionId: SessionId, error: PgSessionError): Promise<void> {
+  private async lose(sessionId: SessionId, error: SessionError): Promise<void> {
     const entry = this.running.get(sessionId)
     if (entry === undefined) return
     this.running.delete(sessionId)
