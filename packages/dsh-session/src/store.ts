@@ -225,21 +225,6 @@ export class Sessions extends Service implements SessionStore {
     }
   }
 
-  /**
-   * Forgets `session` without a final flush: marks it closed (later appends throw `CLOSED`), drops
-   * whatever of it is not yet durable, releases its lease (a release failure is ignored) and emits
-   * `session/disposed`. For a writer that may no longer write — its lease was taken over — where
-   * `close` would wait on a flush that can never succeed. A no-op for a session not live here.
-   */
-  async abandon(session: Session): Promise<void> {
-    const live = this.live.get(session.id)
-    if (live === undefined || live.isClosed) return
-    live.markClosed()
-    this.live.delete(session.id)
-    await this.storage.release(session.id).catch(() => undefined)
-    emitContained(this.home, 'session/disposed', [live])
-  }
-
   /** Adds a pre-commit check for every session, as an effect of the calling fiber. */
   guard(check: AppendGuard): () => void {
     return this.ctx.effect(() => {

@@ -299,7 +299,9 @@ export class FleetHost {
     this.running.delete(sessionId)
     entry.releasing = true
     this.report({ type: 'lost', sessionId, error })
-    await this.options.ctx.sessions.abandon(entry.agent.session)
+    // The flush inside close fails at once (the storage knows the lease is lost); close still
+    // forgets the session and marks it closed, so the agent's next append stops.
+    await this.options.ctx.sessions.close(entry.agent.session).catch(() => undefined)
     await entry.agent.dispose().catch(() => undefined)
   }
 
