@@ -1,5 +1,5 @@
 /** The errors the JSONL storage raises, each naming the session and its file. */
-import { SessionError, SessionErrorCode } from './errors.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
 
 /** A `STORAGE` error wrapping a file-system failure. */
 export function storageError(message: string, where: SessionError['where'], cause: unknown): SessionError {
@@ -29,4 +29,13 @@ export function alreadyExists(sessionId: string, file: string): SessionError {
     sessionId,
     file,
   })
+}
+
+/** A `LOCKED` error for a lease this storage instance already holds. */
+export function heldHere(sessionId: string, file: string): SessionError {
+  return new SessionError(
+    SessionErrorCode.LOCKED,
+    `session ${sessionId} (${file}) is locked: this storage already holds its lease`,
+    { sessionId, file },
+  )
 }

@@ -3,11 +3,11 @@
  * event line must parse, validate and carry the next seq; only the file's final line may be torn.
  */
 import type { FileHandle } from 'node:fs/promises'
-import { SessionError, SessionErrorCode } from './errors.ts'
-import { decodeHeader } from './jsonl-codec.ts'
-import { type FileLine, readLines } from './jsonl-lines.ts'
-import { checkEvent } from './schemas.ts'
-import type { SessionEvent, SessionFileHeader } from './types.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
+import { checkEvent } from '../../schemas.ts'
+import type { SessionEvent, SessionFileHeader } from '../../types.ts'
+import { decodeHeader } from './codec.ts'
+import { type FileLine, readLines } from './lines.ts'
 
 /** A torn final line: where it starts and how long it is. */
 export interface TornLine {
