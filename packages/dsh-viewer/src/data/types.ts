@@ -112,7 +112,7 @@ export interface TurnView {
 }
 
 /** What an event is marked with in the event list. */
-export type EventMark = 'violation' | 'repair' | 'inbox'
+export type EventMark = 'violation' | 'repair' | 'inbox' | 'injected'
 
 /** An invariant violation placed at its event (`index`), or about the whole log. */
 export interface ViolationView {
@@ -133,6 +133,8 @@ export interface ViewData {
   readonly repairs: readonly number[]
   /** Indices of inbox events (`agent/inbox/spliced`: sends, claims, removals). */
   readonly inbox: readonly number[]
+  /** Indices of `user/message` events that did not come through the inbox (injections, contexts). */
+  readonly injected: readonly number[]
   /** Set when the requests could not be reconstructed (the log is too broken); the rest still shows. */
   readonly reconstructionError?: string
 }
