@@ -142,6 +142,10 @@ export class LiveSession implements Session {
     return this.writer === undefined ? Promise.resolve() : this.writer.flush()
   }
 
+  writable(): Promise<void> {
+    return this.writer === undefined ? Promise.resolve() : this.writer.ready()
+  }
+
   /** Marks the session closed (the store calls this after its final flush). */
   markClosed(): void {
     this.closed = true
