@@ -15,6 +15,7 @@ import type { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
   HeaderState,
+  HistoryView,
   LoadReport,
   OpenTurnState,
   Session,
@@ -121,6 +122,10 @@ export class LiveSession implements Session {
     return this.surface.derive(this.log)
   }
 
+  deriveHistory(): HistoryView {
+    return this.surface.history(this.log)
+  }
+
   requestHeader(): HeaderState | undefined {
     return this.header
   }
@@ -135,6 +140,10 @@ export class LiveSession implements Session {
 
   flush(): Promise<void> {
     return this.writer === undefined ? Promise.resolve() : this.writer.flush()
+  }
+
+  writable(): Promise<void> {
+    return this.writer === undefined ? Promise.resolve() : this.writer.ready()
   }
 
   /** Marks the session closed (the store calls this after its final flush). */

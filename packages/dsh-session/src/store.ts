@@ -13,13 +13,14 @@ import { assertEventSize } from './storage/event-size.ts'
 import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 import { MemoryStorage } from './storage/memory.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './storage/types.ts'
-import { SessionWriter } from './storage/writer.ts'
+import { SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
 import type {
   AppendGuard,
   LoadReport,
   Session,
   SessionEvent,
   SessionEventInput,
+  SessionEventListener,
   SessionFileHeader,
   SessionListing,
   SessionParent,
@@ -51,6 +52,11 @@ export interface SessionsConfig {
    * commits. Defaults to the storage's `maxEventBytes`, else 16 MiB; never above the storage's limit.
    */
   readonly maxEventBytes?: number
+  /**
+   * Bytes (estimated) of unsynced events per session above which `session.writable()` waits; default
+   * 8 MiB. Producers that append in bulk await it to keep memory bounded behind a slow backend.
+   */
+  readonly highWaterMark?: number
 }
 
 /**
@@ -68,8 +74,13 @@ export class Sessions extends Service implements SessionStore {
   /** Opens in flight, so a second `open` of the same id joins the first instead of racing it. */
   private readonly opening = new Map<string, Promise<Session>>()
   private readonly appendGuards = new Set<AppendGuard>()
+  /** `onEvent` listeners; replaced (never mutated) on change, so notifying needs no copy. */
+  private eventListeners: readonly SessionEventListener[] = []
   private readonly host: SessionHost
   private readonly clock: () => number
+  private readonly writerOptions: SessionWriterOptions
+  /** While repair closers are appended: the time they carry, taken from the log (never the clock). */
+  private repairTime: number | undefined
   private readonly home: Context
 
   constructor(ctx: Context, config: SessionsConfig = {}) {
@@ -77,6 +88,7 @@ export class Sessions extends Service implements SessionStore {
     this.home = ctx
     this.storage = config.storage ?? new MemoryStorage()
     this.clock = config.clock ?? Date.now
+    this.writerOptions = config.highWaterMark === undefined ? {} : { highWaterMark: config.highWaterMark }
     const storageLimit = this.storage.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     const limit = Math.min(config.maxEventBytes ?? storageLimit, storageLimit)
     this.maxEventBytes = limit
@@ -89,9 +101,20 @@ export class Sessions extends Service implements SessionStore {
       notify: (session, event) => {
         this.projections.handleEvent(session, event)
         bus.emit('session/event', [session, event])
+        const listeners = this.eventListeners
+        for (let i = 0; i < listeners.length; i++) {
+          try {
+            listeners[i]?.(session, event)
+          } catch (error) {
+            const text = error instanceof Error ? (error.stack ?? error.message) : String(error)
+            this.home
+              .logger('dsh')
+              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, text)
+          }
+        }
       },
       guards: () => this.appendGuards,
-      now: this.clock,
+      now: () => this.repairTime ?? this.clock(),
     }
     ctx.effect(() => () => this.closeAll(), 'close live sessions')
   }
@@ -100,9 +123,7 @@ export class Sessions extends Service implements SessionStore {
   async create(options: { id?: SessionId } = {}): Promise<Session> {
     const id = options.id ?? newSessionId()
     await this.storage.create(this.header(id))
-    return this.adopt(
-      new LiveSession({ id, host: this.host, writer: new SessionWriter(this.storage, id, 0) }),
-    )
+    return this.adopt(new LiveSession({ id, host: this.host, writer: this.writer(id, 0) }))
   }
 
   /** The live session `id` of this process, if any. */
@@ -112,7 +133,8 @@ export class Sessions extends Service implements SessionStore {
 
   /**
    * Opens a stored session: takes its lease, loads it and, if its last turn is open, appends the
-   * `interruptedTurnClosers` through the normal append path and flushes them. Returns the live
+   * `interruptedTurnClosers` through the normal append path (timed like the last logged event, so a
+   * repair is deterministic) and flushes them. Returns the live
    * session if it is already open here, and the same pending open to concurrent callers: one id has
    * at most one live session per store. Refuses (and releases the lease) on a load or repair error.
    */
@@ -131,7 +153,7 @@ export class Sessions extends Service implements SessionStore {
     let session: LiveSession | undefined
     try {
       const loaded = await this.storage.load(id)
-      const writer = new SessionWriter(this.storage, id, loaded.events.length)
+      const writer = this.writer(id, loaded.events.length)
       session = new LiveSession({
         id,
         parent: loaded.header.parent,
@@ -140,7 +162,13 @@ export class Sessions extends Service implements SessionStore {
         writer,
       })
       const closers = interruptedTurnClosers(session.events)
-      for (const closer of closers) appendInput(session, closer)
+      // Closers carry the time of the last logged event, so repairing one file twice writes the same bytes.
+      this.repairTime = session.events[session.events.length - 1]?.time
+      try {
+        for (const closer of closers) appendInput(session, closer)
+      } finally {
+        this.repairTime = undefined
+      }
       if (closers.length > 0) await session.flush()
       session.loadReport = Object.freeze({ ...loaded.report, repairedEvents: closers.length })
       this.reportMended(id, session.loadReport)
@@ -182,7 +210,7 @@ export class Sessions extends Service implements SessionStore {
     const id = newSessionId()
     const parent: SessionParent = Object.freeze({ sessionId: source.id, seedLength: boundarySeq })
     await this.storage.create(this.header(id, parent))
-    const writer = new SessionWriter(this.storage, id, 0)
+    const writer = this.writer(id, 0)
     const session = new LiveSession({ id, parent, history: seed, host: this.host, writer })
     for (const event of seed) writer.enqueue(event)
     session.append('session/end-seed', {})
@@ -225,6 +253,22 @@ export class Sessions extends Service implements SessionStore {
     }
   }
 
+  /**
+   * Calls `listener(session, event)` after each event committed to any live session of this store,
+   * after the `session/event` listeners, as an effect of the calling fiber (removed with it, or by
+   * the returned disposer). The cheap form of `ctx.on('session/event')` for per-event work: a plain
+   * call, without cordis's tracing of the listener and its arguments. A throwing listener is logged
+   * (logger `dsh`) and does not stop the others; appending from it throws `REENTRANT_APPEND`.
+   */
+  onEvent(listener: SessionEventListener): () => void {
+    return this.ctx.effect(() => {
+      this.eventListeners = [...this.eventListeners, listener]
+      return () => {
+        this.eventListeners = this.eventListeners.filter((x) => x !== listener)
+      }
+    }, 'session event listener')
+  }
+
   /** Adds a pre-commit check for every session, as an effect of the calling fiber. */
   guard(check: AppendGuard): () => void {
     return this.ctx.effect(() => {
@@ -233,6 +277,10 @@ export class Sessions extends Service implements SessionStore {
         this.appendGuards.delete(check)
       }
     }, 'session append guard')
+  }
+
+  private writer(id: SessionId, nextSeq: number): SessionWriter {
+    return new SessionWriter(this.storage, id, nextSeq, this.writerOptions)
   }
 
   private header(sessionId: SessionId, parent?: SessionParent): SessionFileHeader {

@@ -188,6 +188,12 @@ export interface Session {
   ): SessionEventOf<K>
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
+  /**
+   * The same history as `deriveMessages()`, as an immutable view taken in O(1) whatever the
+   * session's length (consecutive views share their storage); `toArray()` returns the frozen array
+   * `deriveMessages()` would have returned at the time the view was taken.
+   */
+  deriveHistory(): HistoryView
   /** The latest request header snapshot, or `undefined` before the first. */
   requestHeader(): HeaderState | undefined
   /** The open turn, or `undefined` between turns. */
@@ -196,6 +202,12 @@ export interface Session {
   lastTurn(): number
   /** Resolves once every event appended so far is durable in the store's backend. */
   flush(): Promise<void>
+  /**
+   * Resolves once the session's unsynced events are at or below the store's high-water mark (at once
+   * when they are). A producer appending in bulk awaits it before each append so a slow backend makes
+   * it wait instead of growing memory. Rejects with the backend's failure if writing stopped.
+   */
+  writable(): Promise<void>
 }
 
 /** A keyed pure fold over a session's events. */
@@ -254,6 +266,18 @@ export interface SessionListing {
   readonly problems: readonly StorageProblem[]
 }
 
+/**
+ * The derived history at one point of a session, without copying it: `length` messages, materialized
+ * as a frozen array (built once, on first use) by `toArray()`. Later appends do not change a view.
+ */
+export interface HistoryView {
+  readonly length: number
+  toArray(): readonly Message[]
+}
+
+/** A listener of committed events (`SessionStore.onEvent`). */
+export type SessionEventListener = (session: Session, event: SessionEvent) => void
+
 /** The session store (`ctx.sessions`). */
 export interface SessionStore {
   /** Creates a new, empty session (optionally with a chosen id) in the configured storage. */
@@ -272,6 +296,11 @@ export interface SessionStore {
   close(session: Session): Promise<void>
   /** Adds a pre-commit check for every session; an effect of the calling fiber. */
   guard(check: AppendGuard): () => void
+  /**
+   * Calls `listener` after each committed event of any live session (after `session/event`); an
+   * effect of the calling fiber. A plain call per event, without cordis's listener tracing.
+   */
+  onEvent(listener: SessionEventListener): () => void
 }
 
 /** The two inbox lists, folded from `agent/inbox/spliced` events. Frozen. */

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, renameSync, rmdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { type AppendIo, JsonlStorage, type SessionEvent } from 'dsh-session'
@@ -295,10 +295,9 @@ describe('JsonlStorage appendBatch', () => {
   it('fails every later append when a failed batch cannot be cut back, until the lease is retaken', async () => {
     const storage = jsonl({
       write: async (handle, data) => (await handle.write(data)).bytesWritten,
-      sync: async () => {
-        // A directory in the file's place: the cut-back (open for writing) now fails too.
-        renameSync(file, `${file}.aside`)
-        mkdirSync(file)
+      sync: async (handle) => {
+        // The writer's handle is gone: the cut-back (a truncate through it) now fails too.
+        await handle.close()
         throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
       },
     })
@@ -308,8 +307,6 @@ describe('JsonlStorage appendBatch', () => {
     const message = `session s1 (${file}): appending seqs 0..1 failed and the file could not be cut back; release and reacquire the session`
     expect(failed).toEqual({ code: 'STORAGE', message, where: { sessionId: 's1', file, seq: 0 } })
     expect(await errorOf(storage.appendBatch(id, userEvents(0, 2), 0))).toEqual(failed)
-    rmdirSync(file)
-    renameSync(`${file}.aside`, file)
     await storage.release(id)
     await storage.acquire(id)
     // The batch's lines landed before the failed sync: after retaking the lease the file tells.

@@ -28,12 +28,33 @@ export function encodeHeader(header: SessionFileHeader): Buffer {
   return Buffer.from(`${JSON.stringify(plain)}\n`, 'utf8')
 }
 
-/** One batch as the bytes of a single write: every event's JSON on its own line, each ending in `\n`. */
-export function encodeBatch(events: readonly SessionEvent[]): Buffer {
-  const lines: string[] = new Array(events.length)
-  for (let i = 0; i < events.length; i++) lines[i] = JSON.stringify(events[i])
+/** Text (UTF-16 units) per write slice: encoding a batch yields to the event loop between slices. */
+export const SLICE_UNITS = 1024 * 1024
+
+/**
+ * Encodes `events` from index `from` as one write slice: every event's JSON on its own line, each
+ * ending in `\n`, stopping after the line that brings the slice to `SLICE_UNITS` of text (or at the
+ * end). `check` sees each event's line first and throws to refuse it. Returns the bytes and the index
+ * of the first event not encoded.
+ */
+export function encodeSlice(
+  events: readonly SessionEvent[],
+  from: number,
+  check: (event: SessionEvent, line: string) => void,
+): { readonly data: Buffer; readonly next: number } {
+  const lines: string[] = []
+  let units = 0
+  let next = from
+  while (next < events.length && units < SLICE_UNITS) {
+    const event = events[next] as SessionEvent
+    const line = JSON.stringify(event)
+    check(event, line)
+    lines.push(line)
+    units += line.length
+    next++
+  }
   lines.push('')
-  return Buffer.from(lines.join('\n'), 'utf8')
+  return { data: Buffer.from(lines.join('\n'), 'utf8'), next }
 }
 
 /** Whether `bytes` ends with a newline (an empty buffer does not). */

@@ -33,13 +33,18 @@ export const nodeAppendIo: AppendIo = {
  * Writes all of `data` with `io.write` (one call unless the OS writes short), then one `io.sync`.
  */
 export async function writeDurably(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
+  await writeAll(io, handle, data)
+  await io.sync(handle)
+}
+
+/** Writes all of `data` with `io.write`, one call unless the OS writes short. */
+export async function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
   let done = 0
   while (done < data.length) {
     const written = await io.write(handle, done === 0 ? data : data.subarray(done))
     if (written <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
     done += written
   }
-  await io.sync(handle)
 }
 
 /**
@@ -77,10 +82,19 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
-/** Cuts `file` to `offset` bytes and syncs it. */
-export async function truncateAt(file: string, offset: number): Promise<void> {
+/**
+ * Cuts `file` to `offset` bytes and syncs it. `check` sees the identity of the file actually opened
+ * first and throws to leave it untouched (a file replaced since it was read).
+ */
+export async function truncateAt(
+  file: string,
+  offset: number,
+  check: (found: { dev: number; ino: number }) => void = () => undefined,
+): Promise<void> {
   const handle = await open(file, 'r+')
   try {
+    const { dev, ino } = await handle.stat()
+    check({ dev, ino })
     await handle.truncate(offset)
     await handle.datasync()
   } finally {

@@ -2,6 +2,7 @@
  * A streaming line splitter over a file: reads fixed-size chunks, splits on `\n` at the byte level (so
  * every line knows its byte offset), and hands out the lines of each chunk as one array.
  */
+import { isAscii } from 'node:buffer'
 import type { FileHandle } from 'node:fs/promises'
 
 /** The read size. 64 KB keeps syscalls few without holding large buffers. */
@@ -71,19 +72,31 @@ export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): 
 
 /**
  * Splits `bytes` (whole lines, ending in a newline; the first starting at file offset `offset`) into
- * `out`, numbering them after `lineNo`; returns the last line number. Byte lengths are the text
- * lengths when the text is ASCII, else measured per line.
+ * `out`, numbering them after `lineNo`; returns the last line number. Offsets and lengths are always
+ * byte counts of the file: an ASCII chunk is decoded once and split as text (one code unit is one
+ * byte); any other chunk is split on its newline bytes and each line decoded alone, because invalid
+ * UTF-8 decodes to U+FFFD and multi-byte characters decode shorter, so text lengths would lie.
  */
 function splitLines(bytes: Buffer, offset: number, lineNo: number, out: FileLine[]): number {
-  const text = bytes.toString('utf8')
-  const ascii = text.length === bytes.length
+  if (isAscii(bytes)) {
+    const text = bytes.toString('latin1')
+    let start = 0
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      out.push({
+        text: text.slice(start, nl),
+        line: ++lineNo,
+        offset: offset + start,
+        bytes: nl - start + 1,
+        terminated: true,
+      })
+      start = nl + 1
+    }
+    return lineNo
+  }
   let start = 0
-  let at = offset
-  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-    const line = text.slice(start, nl)
-    const size = (ascii ? nl - start : Buffer.byteLength(line, 'utf8')) + 1
-    out.push({ text: line, line: ++lineNo, offset: at, bytes: size, terminated: true })
-    at += size
+  for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
+    const line = bytes.toString('utf8', start, nl)
+    out.push({ text: line, line: ++lineNo, offset: offset + start, bytes: nl - start + 1, terminated: true })
     start = nl + 1
   }
   return lineNo

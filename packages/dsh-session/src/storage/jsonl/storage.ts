@@ -15,11 +15,12 @@ import type {
 } from '../../types.ts'
 import { eventTooLarge } from '../event-size.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
-import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { decodeHeader, encodeHeader, encodeSlice, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeAll } from './files.ts'
+import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { readLines } from './lines.ts'
-import { errorCode, FileLock } from './lock.ts'
+import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { type ScanState, scanSession } from './scan.ts'
 
 /** Options of `JsonlStorage`. */
@@ -30,20 +31,11 @@ export interface JsonlStorageOptions {
   readonly io?: AppendIo
   /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES` (16 MiB). */
   readonly maxEventBytes?: number
-}
-
-/** A session whose lease this storage holds. */
-interface Lease {
-  readonly lock: FileLock
-  handle?: FileHandle
-  /** The seq the next appended event must have; unknown until the file's tail has been read. */
-  nextSeq?: number
-  /** The file's size through the last durable batch: where a failed batch is cut back to. */
-  size: number
-  /** Appends run one after another, in call order. */
-  queue: Promise<void>
-  /** Set when a failed batch could not be cut back: the tail is then unknown until the lease is retaken. */
-  failure?: SessionError
+  /**
+   * The lease TTL in ms (default 30 s): the holder refreshes its lock's heartbeat every third of it,
+   * and a lock held from another host is taken over once its heartbeat is older than this.
+   */
+  readonly leaseTtlMs?: number
 }
 
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
@@ -58,12 +50,14 @@ export class JsonlStorage implements SessionStorage {
   readonly dir: string
   readonly maxEventBytes: number
   private readonly io: AppendIo
+  private readonly leaseTtlMs: number
   private readonly leases = new Map<string, Lease>()
 
   constructor(options: JsonlStorageOptions) {
     this.dir = options.dir
     this.io = options.io ?? nodeAppendIo
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
   }
 
   /** The session file's path. Throws `STORAGE` for an id that is not a safe file name. */
@@ -102,8 +96,9 @@ export class JsonlStorage implements SessionStorage {
         createFileAtomically(this.dir, file, encodeHeader(header)),
       )
       if (!created) throw alreadyExists(id, file)
+      lease.identity = await this.fs(id, file, async () => identityOf(file))
     } catch (error) {
-      await this.release(id)
+      await this.release(id).catch(() => undefined)
       throw error
     }
     lease.nextSeq = 0
@@ -115,7 +110,14 @@ export class JsonlStorage implements SessionStorage {
     const file = this.fileOf(sessionId)
     if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
     if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
-    await this.takeLease(sessionId, file)
+    const lease = await this.takeLease(sessionId, file)
+    try {
+      lease.identity = await this.fs(sessionId, file, async () => identityOf(file))
+      if (lease.identity === undefined) throw notFound(sessionId, file)
+    } catch (error) {
+      await this.release(sessionId).catch(() => undefined)
+      throw error
+    }
   }
 
   /**
@@ -164,7 +166,7 @@ export class JsonlStorage implements SessionStorage {
         for (const event of batch) if (event.seq >= fromSeq) yield event
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
   }
 
@@ -244,12 +246,31 @@ export class JsonlStorage implements SessionStorage {
     if (first !== undefined) throw first
   }
 
-  /** Throws `EVENT_TOO_LARGE` for the first event of `events` whose line is over the limit. */
-  private checkSizes(sessionId: string, events: readonly SessionEvent[]): void {
-    for (const event of events) {
-      const size = Buffer.byteLength(JSON.stringify(event), 'utf8')
-      if (size > this.maxEventBytes) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
+  /**
+   * Encodes a batch as write slices, checking every event's size before anything is written
+   * (`EVENT_TOO_LARGE`). A batch of one slice costs no await; a larger one yields to the event loop
+   * between slices, so encoding never holds the loop for more than one slice.
+   */
+  private encode(sessionId: string, events: readonly SessionEvent[]): Buffer[] | Promise<Buffer[]> {
+    const max = this.maxEventBytes
+    const check = (event: SessionEvent, line: string) => {
+      // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
+      if (line.length * 3 <= max) return
+      const size = line.length > max ? line.length : Buffer.byteLength(line, 'utf8')
+      if (size > max) throw eventTooLarge(event, Buffer.byteLength(line, 'utf8'), max, sessionId)
     }
+    const first = encodeSlice(events, 0, check)
+    if (first.next === events.length) return [first.data]
+    return (async () => {
+      const slices = [first.data]
+      for (let next = first.next; next < events.length; ) {
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        const slice = encodeSlice(events, next, check)
+        slices.push(slice.data)
+        next = slice.next
+      }
+      return slices
+    })()
   }
 
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
@@ -263,7 +284,10 @@ export class JsonlStorage implements SessionStorage {
     if (state.torn !== undefined) {
       if (lease === undefined)
         return this.loadUnderTemporaryLease(sessionId, file, { header, events, report })
-      await this.fs(sessionId, file, () => truncateAt(file, state.torn?.offset ?? 0))
+      const offset = state.torn.offset
+      await this.fs(sessionId, file, () =>
+        truncateAt(file, offset, (found) => assertSameFile(lease, sessionId, file, found)),
+      )
       report.truncatedTail = { line: state.torn.line, bytes: state.torn.bytes }
     }
     if (lease !== undefined) {
@@ -280,7 +304,7 @@ export class JsonlStorage implements SessionStorage {
     events: readonly SessionEvent[],
     expectedSeq: number,
   ): Promise<void> {
-    if (lease.failure !== undefined) throw lease.failure
+    assertStillOwned(lease, sessionId, file)
     if (lease.nextSeq === undefined) await this.loadNow(sessionId, file, lease)
     const nextSeq = lease.nextSeq ?? 0
     if (expectedSeq !== nextSeq) {
@@ -303,16 +327,21 @@ export class JsonlStorage implements SessionStorage {
       }
     }
     if (events.length === 0) return
-    const data = encodeBatch(events)
-    if (data.length > this.maxEventBytes) this.checkSizes(sessionId, events)
+    const encoded = this.encode(sessionId, events)
+    const slices = Array.isArray(encoded) ? encoded : await encoded
+    assertStillOwned(lease, sessionId, file)
     try {
-      lease.handle ??= await open(file, 'a')
-      await writeDurably(this.io, lease.handle, data)
+      lease.handle ??= await this.openAppend(lease, sessionId, file)
+      for (const slice of slices) await writeAll(this.io, lease.handle, slice)
+      await this.io.sync(lease.handle)
     } catch (error) {
       const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
       const where = { sessionId, file, seq: expectedSeq }
+      if (error instanceof SessionError && lease.failure === error) throw error
+      // A file replaced under the writer explains the failure; its replacement must not be cut.
+      assertStillOwned(lease, sessionId, file)
       try {
-        await this.cutBack(lease, file)
+        await this.cutBack(lease)
       } catch (cutError) {
         lease.failure = storageError(
           `session ${sessionId} (${file}): appending seqs ${seqs} failed and the file could not be cut back; release and reacquire the session`,
@@ -327,19 +356,38 @@ export class JsonlStorage implements SessionStorage {
         error,
       )
     }
-    lease.size += data.length
+    for (const slice of slices) lease.size += slice.length
     lease.nextSeq = nextSeq + events.length
   }
 
+  /** Opens the append handle and checks it is the file the lease was taken on. */
+  private async openAppend(lease: Lease, sessionId: string, file: string): Promise<FileHandle> {
+    const handle = await open(file, 'a')
+    try {
+      const found = await handle.stat()
+      assertSameFile(lease, sessionId, file, { dev: found.dev, ino: found.ino })
+    } catch (error) {
+      await handle.close().catch(() => undefined)
+      throw error
+    }
+    return handle
+  }
+
   /**
-   * After a failed write or sync: drops the handle and cuts the file back to its last durable size, so
-   * the same batch can be retried without duplicating lines that may have landed.
+   * After a failed write or sync: cuts the file back to its last durable size through the writer's own
+   * handle (never by path, which may name another file by now) and drops the handle, so the same
+   * batch can be retried without duplicating lines that may have landed.
    */
-  private async cutBack(lease: Lease, file: string): Promise<void> {
+  private async cutBack(lease: Lease): Promise<void> {
     const handle = lease.handle
+    if (handle === undefined) return
     delete lease.handle
-    await handle?.close().catch(() => undefined)
-    await truncateAt(file, lease.size)
+    try {
+      await handle.truncate(lease.size)
+      await handle.datasync()
+    } finally {
+      await handle.close().catch(() => undefined)
+    }
   }
 
   /** A torn tail found without the lease: mend it under a momentary lease, unless a live writer has one. */
@@ -376,7 +424,7 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`cannot read ${file}`, { sessionId, file }, error)
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
     return state
   }
@@ -391,7 +439,7 @@ export class JsonlStorage implements SessionStorage {
         break
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
     throw new SessionError(SessionErrorCode.CORRUPT_LOG, `${file}:1: the header line is incomplete`, {
       sessionId,
@@ -401,16 +449,11 @@ export class JsonlStorage implements SessionStorage {
   }
 
   private async takeLease(sessionId: string, file: string): Promise<Lease> {
-    const lock = await FileLock.acquire(join(this.dir, `${sessionId}.lock`), { sessionId, file }).catch(
-      (error) => {
-        if (error instanceof SessionError) throw error
-        throw storageError(
-          `cannot take the lock of session ${sessionId} (${file})`,
-          { sessionId, file },
-          error,
-        )
-      },
-    )
+    const lockPath = join(this.dir, `${sessionId}.lock`)
+    const lock = await FileLock.acquire(lockPath, { sessionId, file }, this.leaseTtlMs).catch((error) => {
+      if (error instanceof SessionError) throw error
+      throw storageError(`cannot take the lock of session ${sessionId} (${file})`, { sessionId, file }, error)
+    })
     const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
     this.leases.set(sessionId, lease)
     return lease
@@ -444,4 +487,12 @@ export class JsonlStorage implements SessionStorage {
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
   }
+}
+
+/**
+ * Closes a read-only handle. Its reads are complete by then, so a failing close loses nothing and is
+ * not worth failing the read over; the descriptor is gone either way.
+ */
+async function closeReader(handle: FileHandle): Promise<void> {
+  await handle.close().catch(() => undefined)
 }
