@@ -27,7 +27,7 @@ const AUTH_CODES = new Set([
   'api_key_invalid',
   'invalidapikey',
 ])
-const MODEL_CODES = new Set(['model_not_found', 'modelnotfound', 'model_not_available'])
+const MODEL_CODES = new Set(['model_not_found', 'modelnotfound', 'model_not_available', 'deploymentnotfound'])
 const UNSUPPORTED_CODES = new Set(['unsupported_parameter', 'unsupported_value'])
 
 const CONTEXT_LENGTH =
@@ -137,13 +137,24 @@ function codeOf(record: JsonRecord): string | undefined {
   return type === undefined || type === '' ? undefined : type
 }
 
-/** `"<status> <status text>"`, plus the content type and first characters of a non-empty body. */
+/**
+ * `"<status> <status text>"`, plus the content type and first characters of a non-empty body. Markup
+ * (an HTML error page) is reduced to its text first, so the message quotes words, not tags.
+ */
 function bodySummary(head: HttpResponseHead, bodyText: string): string {
   const statusLine = `${head.status} ${head.statusText}`.trim()
-  const text = bodyText.replace(/\s+/g, ' ').trim()
-  if (text === '') return statusLine
   const type = head.headers.get('content-type') ?? 'no content type'
+  const markup = /html|xml/i.test(type) || bodyText.trimStart().startsWith('<')
+  const text = (markup ? markupText(bodyText) : bodyText).replace(/\s+/g, ' ').trim()
+  if (text === '') return statusLine
   return `${statusLine}, ${type} body: ${preview(text)}`
+}
+
+function markupText(html: string): string {
+  return html
+    .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, ' ')
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<[^>]*>/g, ' ')
 }
 
 function preview(text: string): string {

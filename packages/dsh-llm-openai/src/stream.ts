@@ -84,7 +84,8 @@ export class ChatStreamMapper {
     if (payload.error !== undefined && payload.error !== null) return this.#inBandError(payload.error)
     const id = stringField(payload.id)
     if (id !== undefined && id !== '') this.#completionId = id
-    if (isRecord(payload.usage)) this.#usage = mapUsage(payload.usage) ?? this.#usage
+    const usage = isRecord(payload.usage) ? payload.usage : groqUsage(payload)
+    if (usage !== undefined) this.#usage = mapUsage(usage) ?? this.#usage
     const choices = payload.choices
     if (choices === undefined || choices === null) return undefined
     if (!Array.isArray(choices)) return this.malformed(`SSE event ${event}: 'choices' is not an array`)
@@ -287,6 +288,12 @@ export class ChatStreamMapper {
     const requestId = this.requestId
     this.#context.warn(requestId === undefined ? { code, message } : { code, message, requestId })
   }
+}
+
+/** Groq reports streamed usage in `x_groq.usage` of the last chunk instead of `usage`. */
+function groqUsage(payload: JsonRecord): JsonRecord | undefined {
+  const groq = payload.x_groq
+  return isRecord(groq) && isRecord(groq.usage) ? groq.usage : undefined
 }
 
 function toolDeltaChunk(tool: OpenToolBlock, name: string, args: string): StreamChunk {
