@@ -5,5 +5,9 @@ export const projects: string[] = [
   'packages/dsh-session',
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',
+  'packages/dsh-otel',
+  'packages/dsh-replay',
+  'packages/dsh-viewer',
   'examples/coding-agent',
+  'bench',
 ]

@@ -25,6 +25,7 @@ import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
 import { loggableFailure } from './retry-event.ts'
+import { nextSlice, sliceSpent } from './time-slice.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
 
@@ -157,6 +158,7 @@ async function streamOnce(
       }
       session.append('assistant/chunk', { turn, step, chunk: next.value })
       assembler.push(next.value)
+      if (sliceSpent()) await nextSlice()
     }
     return ABORTED
   }
