@@ -2,15 +2,17 @@
 import { HarnessError, type LlmAdapter, LlmErrorCode } from 'dsh-llm'
 import { type CallConfig, streamCall } from './call.ts'
 import type { OpenAiCompatibleOptions } from './types.ts'
+import { defaultWarn } from './warnings.ts'
 
 /** The inactivity timeout used when `timeoutMs` is not given: five minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000
 
 /**
  * Creates an `LlmAdapter` that streams `POST ${baseURL}/chat/completions` over HTTP + SSE with the
- * given (or global) `fetch`. Options are validated here: a `baseURL` that is not an absolute http(s)
- * URL, a `timeoutMs` that is not a positive finite number, or a missing `fetch` throws a
- * `HarnessError` with code `INVALID_OPTIONS`.
+ * given (or global) `fetch`. Options are validated here: a missing `baseURL` or one that is not an
+ * absolute http(s) URL, an `apiKey` given but empty (leave it out for a server that needs no key), a
+ * `timeoutMs` that is not a positive finite number, or a missing `fetch` throws a `HarnessError`
+ * with code `INVALID_OPTIONS`.
  *
  * The adapter keeps the `LlmAdapter` failure contract strictly: `stream` never throws; every provider,
  * transport, timeout, abort or protocol failure ends the stream with a `finish` chunk of kind `error`
@@ -23,6 +25,12 @@ export function openAiCompatible(options: OpenAiCompatibleOptions): LlmAdapter {
 }
 
 function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
+  if (typeof options?.baseURL !== 'string' || options.baseURL === '') {
+    throw invalid('baseURL is required (the API root, e.g. "https://api.openai.com/v1")')
+  }
+  if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')) {
+    throw invalid('apiKey is empty; pass the key, or leave apiKey out for a server that needs none')
+  }
   const base = options.baseURL.replace(/\/+$/, '')
   if (!/^https?:\/\/[^/]/i.test(base) || !URL.canParse(base)) {
     throw invalid(`baseURL must be an absolute http(s) URL, got ${JSON.stringify(options.baseURL)}`)
@@ -34,11 +42,18 @@ function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
   const fetchImpl = options.fetch ?? globalThis.fetch
   if (typeof fetchImpl !== 'function') throw invalid('no fetch: pass options.fetch on a runtime without one')
   const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' })
-  if (options.apiKey !== undefined && options.apiKey !== '') {
+  if (options.apiKey !== undefined) {
     headers.set('authorization', `Bearer ${options.apiKey}`)
   }
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)
+  const label = options.name ?? base
+  if (typeof label !== 'string' || label === '')
+    throw invalid(`name must be a non-empty string, got ${JSON.stringify(options.name)}`)
+  const warn = options.onWarning ?? defaultWarn
+  if (typeof warn !== 'function') throw invalid('onWarning must be a function')
   return {
+    label,
+    warn,
     url: `${base}/chat/completions`,
     headers: [...headers.entries()],
     timeoutMs,

@@ -16,6 +16,7 @@ import type { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
   HeaderState,
+  HistoryView,
   LoadReport,
   OpenTurnState,
   Session,
@@ -120,6 +121,10 @@ export class LiveSession implements Session {
 
   deriveMessages(): readonly Message[] {
     return this.surface.derive(this.log)
+  }
+
+  deriveHistory(): HistoryView {
+    return this.surface.history(this.log)
   }
 
   requestHeader(): HeaderState | undefined {

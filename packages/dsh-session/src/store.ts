@@ -20,6 +20,7 @@ import type {
   Session,
   SessionEvent,
   SessionEventInput,
+  SessionEventListener,
   SessionFileHeader,
   SessionListing,
   SessionParent,
@@ -73,6 +74,8 @@ export class Sessions extends Service implements SessionStore {
   /** Opens in flight, so a second `open` of the same id joins the first instead of racing it. */
   private readonly opening = new Map<string, Promise<Session>>()
   private readonly appendGuards = new Set<AppendGuard>()
+  /** `onEvent` listeners; replaced (never mutated) on change, so notifying needs no copy. */
+  private eventListeners: readonly SessionEventListener[] = []
   private readonly host: SessionHost
   private readonly clock: () => number
   private readonly writerOptions: SessionWriterOptions
@@ -98,6 +101,17 @@ export class Sessions extends Service implements SessionStore {
       notify: (session, event) => {
         this.projections.handleEvent(session, event)
         bus.emit('session/event', [session, event])
+        const listeners = this.eventListeners
+        for (let i = 0; i < listeners.length; i++) {
+          try {
+            listeners[i]?.(session, event)
+          } catch (error) {
+            const text = error instanceof Error ? (error.stack ?? error.message) : String(error)
+            this.home
+              .logger('dsh')
+              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, text)
+          }
+        }
       },
       guards: () => this.appendGuards,
       now: () => this.repairTime ?? this.clock(),
@@ -237,6 +251,22 @@ export class Sessions extends Service implements SessionStore {
         { cause: failure },
       )
     }
+  }
+
+  /**
+   * Calls `listener(session, event)` after each event committed to any live session of this store,
+   * after the `session/event` listeners, as an effect of the calling fiber (removed with it, or by
+   * the returned disposer). The cheap form of `ctx.on('session/event')` for per-event work: a plain
+   * call, without cordis's tracing of the listener and its arguments. A throwing listener is logged
+   * (logger `dsh`) and does not stop the others; appending from it throws `REENTRANT_APPEND`.
+   */
+  onEvent(listener: SessionEventListener): () => void {
+    return this.ctx.effect(() => {
+      this.eventListeners = [...this.eventListeners, listener]
+      return () => {
+        this.eventListeners = this.eventListeners.filter((x) => x !== listener)
+      }
+    }, 'session event listener')
   }
 
   /** Adds a pre-commit check for every session, as an effect of the calling fiber. */

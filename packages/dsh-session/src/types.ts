@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   CallId,
   LlmCallConfig,
+  LlmFailure,
   Message,
   SessionId,
   StreamChunk,
@@ -97,6 +98,18 @@ export interface SessionEventMap {
   }
   /** A snapshot of the non-history request state, written before the first request of an instance and on change. */
   'request/header': { readonly header: RequestHeader; readonly reason: RequestHeaderReason }
+  /**
+   * Attempt `attempt` (1-based) of the step's model call failed with `failure` (its code, message,
+   * status and provider request id) and the call is sent again after `delayMs` ms. The behaviour is
+   * dsh-agent-loop's; the shape lives here so every reader of a log can load and check it.
+   */
+  'request/retry': {
+    readonly turn: number
+    readonly step: number
+    readonly attempt: number
+    readonly delayMs: number
+    readonly failure: LlmFailure
+  }
   /** Marks the end of a forked session's seed (the events copied from its parent). */
   'session/end-seed': Record<string, never>
   /** One durable inbox mutation (the behaviour is dsh-agent-loop's; the data shape lives here so checks can fold it). Allowed between turns. */
@@ -188,6 +201,12 @@ export interface Session {
   ): SessionEventOf<K>
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
+  /**
+   * The same history as `deriveMessages()`, as an immutable view taken in O(1) whatever the
+   * session's length (consecutive views share their storage); `toArray()` returns the frozen array
+   * `deriveMessages()` would have returned at the time the view was taken.
+   */
+  deriveHistory(): HistoryView
   /** The latest request header snapshot, or `undefined` before the first. */
   requestHeader(): HeaderState | undefined
   /** The open turn, or `undefined` between turns. */
@@ -260,6 +279,18 @@ export interface SessionListing {
   readonly problems: readonly StorageProblem[]
 }
 
+/**
+ * The derived history at one point of a session, without copying it: `length` messages, materialized
+ * as a frozen array (built once, on first use) by `toArray()`. Later appends do not change a view.
+ */
+export interface HistoryView {
+  readonly length: number
+  toArray(): readonly Message[]
+}
+
+/** A listener of committed events (`SessionStore.onEvent`). */
+export type SessionEventListener = (session: Session, event: SessionEvent) => void
+
 /** The session store (`ctx.sessions`). */
 export interface SessionStore {
   /** Creates a new, empty session (optionally with a chosen id) in the configured storage. */
@@ -278,6 +309,11 @@ export interface SessionStore {
   close(session: Session): Promise<void>
   /** Adds a pre-commit check for every session; an effect of the calling fiber. */
   guard(check: AppendGuard): () => void
+  /**
+   * Calls `listener` after each committed event of any live session (after `session/event`); an
+   * effect of the calling fiber. A plain call per event, without cordis's listener tracing.
+   */
+  onEvent(listener: SessionEventListener): () => void
 }
 
 /** The two inbox lists, folded from `agent/inbox/spliced` events. Frozen. */
