@@ -33,6 +33,8 @@ export interface AgentSetup {
   readonly options: AgentOptions
   readonly policy: RetryPolicy
   readonly maxToolConcurrency: number
+  readonly toolTimeoutMs: number
+  readonly abortGraceMs: number
   /** Called once the agent has quiesced during `dispose`; closes the session when the agent owns it. */
   readonly release: (agent: LoopAgent) => Promise<void>
 }
@@ -98,6 +100,8 @@ export class LoopAgent implements Agent {
       offered: (name) =>
         options.tools === undefined || options.tools.includes(name) ? toolRegistry.get(name) : undefined,
       maxConcurrency: setup.maxToolConcurrency,
+      toolTimeoutMs: setup.toolTimeoutMs,
+      abortGraceMs: setup.abortGraceMs,
     }
     this.host = {
       bus,

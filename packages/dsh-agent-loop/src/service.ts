@@ -14,6 +14,8 @@ declare module 'cordis' {
 }
 
 const DEFAULT_TOOL_CONCURRENCY = 8
+const DEFAULT_TOOL_TIMEOUT_MS = 300_000
+const DEFAULT_ABORT_GRACE_MS = 2_000
 
 function invalid(message: string): AgentLoopError {
   return new AgentLoopError(AgentLoopErrorCode.INVALID_OPTIONS, message)
@@ -50,6 +52,8 @@ export class AgentLoop extends Service {
   private readonly home: Context
   private readonly agents = new Map<SessionId, LoopAgent>()
   private readonly maxToolConcurrency: number
+  private readonly toolTimeoutMs: number
+  private readonly abortGraceMs: number
 
   constructor(ctx: Context, config: AgentLoopConfig = {}) {
     super(ctx, 'agentLoop')
@@ -57,8 +61,20 @@ export class AgentLoop extends Service {
     if (!Number.isSafeInteger(cap) || cap < 1) {
       throw invalid(`AgentLoop: maxToolConcurrency must be an integer >= 1, got ${JSON.stringify(cap)}`)
     }
+    const toolTimeoutMs = config.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS
+    if (typeof toolTimeoutMs !== 'number' || Number.isNaN(toolTimeoutMs) || toolTimeoutMs <= 0) {
+      throw invalid(
+        `AgentLoop: toolTimeoutMs must be a number > 0 (Infinity for none), got ${String(toolTimeoutMs)}`,
+      )
+    }
+    const abortGraceMs = config.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS
+    if (typeof abortGraceMs !== 'number' || !Number.isFinite(abortGraceMs) || abortGraceMs < 0) {
+      throw invalid(`AgentLoop: abortGraceMs must be a finite number >= 0, got ${String(abortGraceMs)}`)
+    }
     this.home = ctx
     this.maxToolConcurrency = cap
+    this.toolTimeoutMs = toolTimeoutMs
+    this.abortGraceMs = abortGraceMs
     ctx.sessionProjections.register(inboxProjection)
     const agents = this.agents
     ctx.effect(
@@ -139,6 +155,8 @@ export class AgentLoop extends Service {
       options: agentOptions,
       policy,
       maxToolConcurrency: this.maxToolConcurrency,
+      toolTimeoutMs: this.toolTimeoutMs,
+      abortGraceMs: this.abortGraceMs,
       release: async (released) => {
         if (agents.get(session.id) === released) agents.delete(session.id)
         if (owned) await sessions.close(session)

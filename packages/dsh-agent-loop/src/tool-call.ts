@@ -5,9 +5,11 @@
 import type { ContentBlock, EventBus, ToolCallBlock, UserMessage } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
 import { z } from 'zod'
-import { isAbort, throwIfAborted, untilAborted } from './cancel.ts'
-import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
+import { abortWatchers, isAbort, throwIfAborted, untilAborted } from './cancel.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
+import { type Settled, settleWithin } from './settle.ts'
+import { checkOutput, describeReturn } from './tool-output.ts'
 import type { RegisteredTool } from './tools.ts'
 import type {
   ToolOutput,
@@ -21,6 +23,10 @@ import type {
 export interface ToolCallEnv {
   readonly bus: EventBus
   readonly session: Session
+  /** The timeout of a tool without its own `timeoutMs`, ms (`Infinity` for none). */
+  readonly toolTimeoutMs: number
+  /** How long a cancelled call's body (and post-processing) may take to stop, ms. */
+  readonly abortGraceMs: number
 }
 
 /** How one call ended: what the model will see, plus what the loop does with it. */
@@ -94,7 +100,7 @@ async function executeChecked(
   } catch (error) {
     return failedCall(
       AgentLoopErrorCode.INVALID_TOOL_ARGUMENTS,
-      `${label}: arguments are not valid JSON: ${describeError(error)}`,
+      `${label}: arguments are not valid JSON: ${describeError(error)} (arguments: ${quotePrefix(call.arguments)})`,
     )
   }
   const parsed = tool.definition.parameters.safeParse(json)
@@ -128,51 +134,127 @@ async function executeChecked(
     )
   }
   await untilAborted(env.session.flush(), signal)
+  const timeoutMs = tool.definition.timeoutMs ?? env.toolTimeoutMs
+  const body = await runBody(env, position, call, tool, args, timeoutMs)
+  if (body.kind === 'timeout') {
+    return failedCall(AgentLoopErrorCode.TOOL_TIMEOUT, `${label} timed out after ${timeoutMs} ms`)
+  }
+  if (body.kind === 'abandoned') return abandoned(env, call)
   let output: ToolOutput
   let concludeTurn = false
   let error: ToolResultError | undefined
-  try {
-    const returned: unknown = await tool.definition.execute(args, { signal, callId: call.id, agent })
-    const normalized = normalizeReturn(returned)
-    if (normalized === undefined) {
-      const message = `${label} returned ${JSON.stringify(returned) ?? String(returned)}, not a tool result`
-      error = { code: AgentLoopErrorCode.INVALID_TOOL_RESULT, message }
-      output = { content: [{ type: 'text', text: message }], isError: true }
-    } else {
-      output = normalized.output
-      concludeTurn = normalized.concludeTurn
-    }
-  } catch (thrown) {
-    const message = `${label} threw: ${describeError(thrown)}`
+  if (body.kind === 'threw') {
+    const message = `${label} threw: ${describeError(body.error)}`
     error = { code: AgentLoopErrorCode.TOOL_THREW, message }
     output = { content: [{ type: 'text', text: message }], isError: true }
+  } else {
+    const normalized = normalizeReturn(body.value)
+    if (normalized === undefined) {
+      return failedCall(
+        AgentLoopErrorCode.INVALID_TOOL_RESULT,
+        `${label} returned ${describeReturn(body.value)}, not a tool result`,
+      )
+    }
+    const checked = checkOutput(normalized.output)
+    if (!checked.ok) {
+      return failedCall(
+        AgentLoopErrorCode.INVALID_TOOL_RESULT,
+        `${label} returned a bad result: ${checked.problem}`,
+      )
+    }
+    output = checked.output
+    concludeTurn = normalized.concludeTurn
   }
   // The body ran, so its result is real: post-processing (a redaction, say) runs to completion even
-  // when the turn is cancelled meanwhile. Listeners see the aborted signal and may hurry.
-  let post: ToolPostExecuteResult = output
-  try {
-    if (env.bus.has('tools/post-execute')) {
-      const base = input ?? { ...position, call, tool: tool.info, args }
-      post = await env.bus.waterfall('tools/post-execute', { ...base, output }, async () => output)
-    }
-  } catch (thrown) {
-    return failedCall(
-      AgentLoopErrorCode.LISTENER_FAILED,
-      `tools/post-execute listener failed for ${label}: ${describeError(thrown)}`,
+  // when the turn is cancelled meanwhile — within the grace period. Listeners see the aborted
+  // signal and may hurry.
+  let post: unknown = output
+  if (env.bus.has('tools/post-execute')) {
+    const base = input ?? { ...position, call, tool: tool.info, args }
+    const settled = await settleWithin(
+      () => env.bus.waterfall('tools/post-execute', { ...base, output }, async () => output),
+      { signal, timeoutMs: Number.POSITIVE_INFINITY, graceMs: env.abortGraceMs },
     )
+    if (settled.kind === 'abandoned') return abandoned(env, call, 'tools/post-execute for ')
+    if (settled.kind === 'threw') {
+      return failedCall(
+        AgentLoopErrorCode.LISTENER_FAILED,
+        `tools/post-execute listener failed for ${label}: ${describeError(settled.error)}`,
+      )
+    }
+    if (settled.kind === 'value') post = settled.value
   }
   if (!isPostResult(post)) {
     return failedCall(
       AgentLoopErrorCode.LISTENER_FAILED,
-      `${label}: tools/post-execute returned ${JSON.stringify(post)}, not a tool output`,
+      `${label}: tools/post-execute returned ${describeReturn(post)}, not a tool output`,
     )
   }
+  let final = output
+  if (post !== output) {
+    const checked = checkOutput(post)
+    if (!checked.ok) {
+      return failedCall(
+        AgentLoopErrorCode.LISTENER_FAILED,
+        `${label}: tools/post-execute returned a bad result: ${checked.problem}`,
+      )
+    }
+    final = checked.output
+  }
   const result: CallOutcome = {
-    output: { content: post.content, isError: post.isError },
+    output: final,
     concludeTurn,
     contexts: post.additionalContexts ?? [],
   }
   return error === undefined ? result : { ...result, error }
+}
+
+/**
+ * Runs the body with a signal of its own: aborted when the turn is cancelled or the timeout fires.
+ * After a cancel the body has `abortGraceMs` to settle before it is abandoned.
+ */
+function runBody(
+  env: ToolCallEnv,
+  position: TurnPosition,
+  call: ToolCallBlock,
+  tool: RegisteredTool,
+  args: unknown,
+  timeoutMs: number,
+): Promise<Settled<unknown>> {
+  const turnSignal = position.signal
+  const controller = new AbortController()
+  const forward = () => controller.abort(turnSignal.reason)
+  const watching = abortWatchers(turnSignal)
+  watching.add(forward)
+  const context = { signal: controller.signal, callId: call.id, agent: position.agent }
+  return settleWithin<unknown>(() => tool.definition.execute(args, context), {
+    signal: controller.signal,
+    timeoutMs,
+    graceMs: env.abortGraceMs,
+    onTimeout: () =>
+      controller.abort(
+        new AgentLoopError(
+          AgentLoopErrorCode.TOOL_TIMEOUT,
+          `${callLabel(call)} timed out after ${timeoutMs} ms`,
+        ),
+      ),
+  }).finally(() => watching.delete(forward))
+}
+
+/** How many characters of a bad argument string an error result quotes. */
+const QUOTED_ARGUMENTS = 200
+
+/** `text` as a JSON string literal, cut to its first `QUOTED_ARGUMENTS` characters (with its length then). */
+function quotePrefix(text: string): string {
+  if (text.length <= QUOTED_ARGUMENTS) return JSON.stringify(text)
+  return `${JSON.stringify(`${text.slice(0, QUOTED_ARGUMENTS)}…`)} (${text.length} characters)`
+}
+
+function abandoned(env: ToolCallEnv, call: ToolCallBlock, what = ''): CallOutcome {
+  return failedCall(
+    AgentLoopErrorCode.TOOL_CANCELLED,
+    `${what}${callLabel(call)} did not stop within ${env.abortGraceMs} ms of the cancel; its result is abandoned`,
+  )
 }
 
 function isBlocks(value: unknown): value is readonly ContentBlock[] {

@@ -56,7 +56,7 @@ export class ToolRegistry extends Service {
    * Registers a tool; an effect of the calling fiber (it goes away when that plugin unloads, or
    * when the returned disposer is called). Converts `parameters` to JSON Schema (`z.toJSONSchema`,
    * without `$schema`). Throws `AgentLoopError` `DUPLICATE_TOOL` for a taken name and
-   * `INVALID_OPTIONS` for a bad name, mode, description or schema; nothing is registered then.
+   * `INVALID_OPTIONS` for a bad name, mode, description, timeout or schema; nothing is registered then.
    */
   register<S extends z.ZodType>(definition: ToolDefinition<S>): () => void {
     const { name } = definition
@@ -73,6 +73,15 @@ export class ToolRegistry extends Service {
     if (mode !== 'parallel' && mode !== 'exclusive') {
       throw invalid(
         `tools.register: tool "${name}" mode must be 'parallel' or 'exclusive', got ${JSON.stringify(mode)}`,
+      )
+    }
+    const { timeoutMs } = definition
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs <= 0)
+    ) {
+      throw invalid(
+        `tools.register: tool "${name}" timeoutMs must be a number > 0 (Infinity for none), got ${String(timeoutMs)}`,
       )
     }
     if (this.registered.has(name)) {

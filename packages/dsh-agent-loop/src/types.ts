@@ -101,6 +101,18 @@ export type ResumeOptions = Omit<AgentOptions, 'session' | 'sessionId'>
 export interface AgentLoopConfig {
   /** How many parallel-safe tool calls of one step may run at once (an integer >= 1). Default 8. */
   readonly maxToolConcurrency?: number
+  /**
+   * How long a tool body may run, ms, for tools without their own `timeoutMs` (a number > 0;
+   * `Infinity` for no limit). Default 300,000 (five minutes). A body still running then gets the
+   * error result `TOOL_TIMEOUT`, its signal aborts, and whatever it returns later is dropped.
+   */
+  readonly toolTimeoutMs?: number
+  /**
+   * After `cancel()` or `dispose()`, how long a started tool body (and its `tools/post-execute`
+   * listeners) may take to stop, ms (a number >= 0). Default 2,000. A body still running then is
+   * abandoned with the error result `TOOL_CANCELLED`; its late result is dropped, never logged.
+   */
+  readonly abortGraceMs?: number
 }
 
 /** Where a turn stands when an extension point runs. */
@@ -199,7 +211,10 @@ export type ToolMode = 'parallel' | 'exclusive'
 
 /** What a tool body receives besides its arguments. */
 export interface ToolExecuteContext {
-  /** Aborted when the turn is cancelled. */
+  /**
+   * Aborted when the turn is cancelled (the body then has `abortGraceMs` to stop) or when the
+   * call's timeout fires.
+   */
   readonly signal: AbortSignal
   readonly callId: ToolCallBlock['id']
   readonly agent: Agent
@@ -227,6 +242,11 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   readonly parameters: S
   /** Default `'parallel'`. */
   readonly mode?: ToolMode
+  /**
+   * How long the body may run, ms (a number > 0, `Infinity` for no limit). Default: the plugin's
+   * `toolTimeoutMs`. Past it the call's result is `TOOL_TIMEOUT` and its signal aborts.
+   */
+  readonly timeoutMs?: number
   /** The body. It runs only with valid arguments; what it throws becomes an error result. */
   execute(args: z.output<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
 }
