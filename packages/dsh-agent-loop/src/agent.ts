@@ -19,6 +19,7 @@ import type { Session } from 'dsh-session'
 import { TurnCancellation } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
 import { ReactLoopInbox } from './inbox.ts'
+import { checkUserMessage } from './message-check.ts'
 import { Outbox } from './outbox.ts'
 import { composeSessionPrefix } from './prefix.ts'
 import type { ModelCallEnv } from './step.ts'
@@ -91,6 +92,8 @@ export class LoopAgent implements Agent {
       },
       firstRequest: true,
       headerMemo: undefined,
+      callIds: undefined,
+      warn: (warning) => bus.emit('agent/warning', [this, warning]),
     }
     const tools: ToolBatchEnv = {
       bus,
@@ -130,8 +133,9 @@ export class LoopAgent implements Agent {
 
   send(message: UserMessage, options: SendOptions = {}): void {
     this.assertAlive('send')
+    const checked = checkUserMessage('Agent.send', message)
     const target = options.target ?? 'next-turn'
-    this.inbox.append(target, message)
+    this.inbox.append(target, checked)
     if (options.wakeup === false) return
     this.wake({ kind: 'send', target })
   }
@@ -142,17 +146,12 @@ export class LoopAgent implements Agent {
 
   inject(message: UserMessage): void {
     this.assertAlive('inject')
-    if (message === null || typeof message !== 'object' || message.role !== 'user') {
-      throw new AgentLoopError(
-        AgentLoopErrorCode.INVALID_OPTIONS,
-        `Agent.inject: only user messages can be injected`,
-      )
-    }
+    const checked = checkUserMessage('Agent.inject', message)
     if (this.cancellation !== undefined) {
-      this.outbox.push(message)
+      this.outbox.push(checked)
       return
     }
-    this.session.append('user/message', message)
+    this.session.append('user/message', checked)
     this.trackFlush()
   }
 
@@ -160,8 +159,10 @@ export class LoopAgent implements Agent {
     const cancellation = this.cancellation
     if (cancellation === undefined) return
     this.wakeRequested = false
-    cancellation.cancel(cause)
+    // The inbox is cleared before the signal aborts: a `send()` from an abort listener is new work
+    // for the next turn, not part of what this cancel discards.
     if (options.keepInbox !== true) this.inbox.clear()
+    cancellation.cancel(cause)
   }
 
   async whenIdle(): Promise<void> {
@@ -216,10 +217,14 @@ export class LoopAgent implements Agent {
       this.wakeRequested = true
       return
     }
+    // The turn's cancellation exists before `running` is announced, so a `cancel()` from an
+    // `agent/status` listener cancels the turn about to open instead of being a no-op.
+    const cancellation = new TurnCancellation()
+    this.cancellation = cancellation
     this.setStatus('running')
     let first: OpenTurn
     try {
-      first = this.openTurn(trigger)
+      first = this.openTurn(trigger, cancellation)
     } catch (error) {
       this.setStatus('idle')
       throw error
@@ -231,11 +236,15 @@ export class LoopAgent implements Agent {
    * Synchronously appends `turn/start` and claims the turn's first batch. If the claim is refused,
    * the turn is closed `error` before the error is rethrown, so the log stays balanced.
    */
-  private openTurn(trigger: TurnTrigger): OpenTurn {
-    const turn = this.session.lastTurn() + 1
-    this.session.append('turn/start', { turn, trigger })
-    const cancellation = new TurnCancellation()
+  private openTurn(trigger: TurnTrigger, cancellation = new TurnCancellation()): OpenTurn {
     this.cancellation = cancellation
+    const turn = this.session.lastTurn() + 1
+    try {
+      this.session.append('turn/start', { turn, trigger })
+    } catch (error) {
+      this.cancellation = undefined
+      throw error
+    }
     this.wakeRequested = false
     try {
       return { turn, cancellation, batch: this.inbox.claim(turn, true) }

@@ -34,6 +34,10 @@ export const AgentLoopErrorCode = {
   STREAM_THREW: 'STREAM_THREW',
   /** The loop itself failed (a refused append, a storage failure); the turn was closed with `error`. */
   LOOP_FAILED: 'LOOP_FAILED',
+  /** A warning (`agent/warning`): the model reported usage numbers the log cannot hold; repaired. */
+  INVALID_USAGE: 'INVALID_USAGE',
+  /** `send`, `inject` or `steer` was given something that is not a valid user message. */
+  INVALID_MESSAGE: 'INVALID_MESSAGE',
   /** An awaited operation was cut short by cancellation. */
   ABORTED: 'ABORTED',
 } as const

@@ -8,6 +8,7 @@ export type {
   AgentLoopConfig,
   AgentOptions,
   AgentStatus,
+  AgentWarning,
   Awaitable,
   CancelOptions,
   PreStepDecision,

@@ -3,6 +3,7 @@ import { type Context, Service } from 'cordis'
 import { emitContained, resolveRetryPolicy, type SessionId } from 'dsh-llm'
 import type { InboxState, Session } from 'dsh-session'
 import { LoopAgent } from './agent.ts'
+import { checkCallOptions } from './call-options.ts'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
 import { INBOX_PROJECTION, inboxProjection } from './inbox.ts'
 import type { Agent, AgentLoopConfig, AgentOptions, ResumeOptions } from './types.ts'
@@ -39,6 +40,7 @@ function checkOptions(where: string, options: ResumeOptions): void {
   if (system !== undefined && typeof system !== 'string') {
     throw invalid(`${where}: system must be a string`)
   }
+  checkCallOptions(where, options)
 }
 
 /**

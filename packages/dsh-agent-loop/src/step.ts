@@ -9,6 +9,7 @@ import {
   createAssistantMessage,
   type EventBus,
   type FinishReason,
+  LlmErrorCode,
   type LlmFailure,
   type LlmRequest,
   type LlmRuntime,
@@ -16,6 +17,8 @@ import {
   type Message,
   type RetryPolicy,
   type StreamChunk,
+  StreamListenerError,
+  streamListenerOf,
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
@@ -23,8 +26,9 @@ import { abortWatchers, sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
+import { StreamGuard } from './stream-guard.ts'
 import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
+import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
 /** What a model call needs from its agent. */
 export interface ModelCallEnv extends HeaderEnv {
@@ -37,6 +41,27 @@ export interface ModelCallEnv extends HeaderEnv {
   readonly prefix: readonly Message[]
   /** True until this loop instance has recorded its first header; the call clears it. */
   firstRequest: boolean
+  /**
+   * Tool-call ids already used in the session's history, built on first need and extended as
+   * answers commit; a new call reusing one is renamed (see `StreamGuard`).
+   */
+  callIds: Set<string> | undefined
+  /** Reports something the loop repaired instead of failing (`agent/warning`). */
+  readonly warn: (warning: AgentWarning) => void
+}
+
+/** The tool-call ids of the session's history (`env.callIds`, built on first use). */
+function takenCallIds(env: ModelCallEnv): Set<string> {
+  if (env.callIds !== undefined) return env.callIds
+  const ids = new Set<string>()
+  for (const message of env.session.deriveMessages()) {
+    for (const block of message.content) {
+      if (block.type === 'tool-call') ids.add(block.id)
+      else if (block.type === 'tool-result') ids.add(block.toolCallId)
+    }
+  }
+  env.callIds = ids
+  return ids
 }
 
 /** Closed: how one step's model call ended. */
@@ -115,6 +140,11 @@ async function streamOnce(
   const { session } = env
   const { turn, step, signal } = position
   const assembler = new BlockAssembler()
+  const guard = new StreamGuard(
+    (id) => takenCallIds(env).has(id),
+    (problem) =>
+      env.warn({ code: AgentLoopErrorCode.INVALID_USAGE, message: `turn ${turn} step ${step}: ${problem}` }),
+  )
   let iterator: AsyncIterator<StreamChunk>
   try {
     iterator = env.llm.stream(request)[Symbol.asyncIterator]()
@@ -139,8 +169,16 @@ async function streamOnce(
         done = true
         return ENDED
       }
-      session.append('assistant/chunk', { turn, step, chunk: next.value })
-      assembler.push(next.value)
+      const accepted = guard.accept(next.value)
+      if (accepted === undefined) {
+        session.append('assistant/chunk', { turn, step, chunk: next.value })
+        assembler.push(next.value)
+      } else {
+        for (const chunk of accepted) {
+          session.append('assistant/chunk', { turn, step, chunk })
+          assembler.push(chunk)
+        }
+      }
     }
     return ABORTED
   }
@@ -183,6 +221,8 @@ async function streamOnce(
   )
   const toolCalls: ToolCallBlock[] = []
   for (const block of message.content) if (block.type === 'tool-call') toolCalls.push(block)
+  if (toolCalls.length > 0 && env.callIds !== undefined)
+    for (const call of toolCalls) env.callIds.add(call.id)
   return { kind: 'answered', message, finish, toolCalls }
 }
 
@@ -199,17 +239,26 @@ function interrupt(
       content,
       source: { kind: 'model', provider: request.provider, model: request.model },
     })
-    env.session.append('assistant/message', {
-      turn: position.turn,
-      step: position.step,
-      message,
-      interrupted: true,
-    })
+    const base = { turn: position.turn, step: position.step, message }
+    const usage = assembler.usage()
+    env.session.append(
+      'assistant/message',
+      usage === undefined ? { ...base, interrupted: true } : { ...base, usage, interrupted: true },
+    )
   }
   return { kind: 'aborted' }
 }
 
 function streamFailure(error: unknown): LlmFailure {
+  const listener = streamListenerOf(error)
+  if (listener !== undefined) {
+    // A broken middleware, not a broken provider: the failure names the plugin.
+    const message =
+      error instanceof StreamListenerError
+        ? error.message
+        : `llm/stream listener of plugin "${listener}" threw: ${describeError(error)}`
+    return llmFailure(errorCode(error, LlmErrorCode.STREAM_LISTENER_FAILED), message)
+  }
   return llmFailure(
     errorCode(error, AgentLoopErrorCode.STREAM_THREW),
     `the model stream threw: ${describeError(error)}`,

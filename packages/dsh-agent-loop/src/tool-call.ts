@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { abortWatchers, isAbort, throwIfAborted, untilAborted } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
+import { checkUserMessage } from './message-check.ts'
 import { type Settled, settleWithin } from './settle.ts'
 import { checkOutput, describeReturn } from './tool-output.ts'
 import type { RegisteredTool } from './tools.ts'
@@ -201,11 +202,18 @@ async function executeChecked(
     }
     final = checked.output
   }
-  const result: CallOutcome = {
-    output: final,
-    concludeTurn,
-    contexts: post.additionalContexts ?? [],
+  let contexts: readonly UserMessage[] = []
+  if (post.additionalContexts !== undefined && post.additionalContexts.length > 0) {
+    try {
+      contexts = post.additionalContexts.map((context) => checkUserMessage('tools/post-execute', context))
+    } catch (thrown) {
+      return failedCall(
+        AgentLoopErrorCode.LISTENER_FAILED,
+        `${label}: tools/post-execute returned a bad additional context: ${describeError(thrown)}`,
+      )
+    }
   }
+  const result: CallOutcome = { output: final, concludeTurn, contexts }
   return error === undefined ? result : { ...result, error }
 }
 

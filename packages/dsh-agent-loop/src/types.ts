@@ -251,5 +251,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   execute(args: z.output<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
 }
 
+/** Something the loop repaired instead of failing, reported on `agent/warning`. */
+export interface AgentWarning {
+  /** Stable: route on it (`INVALID_USAGE`, ...). */
+  readonly code: string
+  /** Names the turn and step and says what was repaired. */
+  readonly message: string
+}
+
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>

@@ -14,6 +14,8 @@ export const LlmErrorCode = {
   ADAPTER_THREW: 'ADAPTER_THREW',
   SCRIPT_EXHAUSTED: 'SCRIPT_EXHAUSTED',
   INVALID_OPTIONS: 'INVALID_OPTIONS',
+  /** An `llm/stream` listener (middleware) threw; the error names its plugin. */
+  STREAM_LISTENER_FAILED: 'STREAM_LISTENER_FAILED',
 } as const
 
 /** One of the built-in LLM error codes. Other packages define their own codes as plain strings. */
