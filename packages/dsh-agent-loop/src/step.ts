@@ -26,7 +26,7 @@ import { abortWatchers, sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
-import { StreamGuard } from './stream-guard.ts'
+import { StreamGuard, type TakenCallIds } from './stream-guard.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
@@ -45,23 +45,35 @@ export interface ModelCallEnv extends HeaderEnv {
    * Tool-call ids already used in the session's history, built on first need and extended as
    * answers commit; a new call reusing one is renamed (see `StreamGuard`).
    */
-  callIds: Set<string> | undefined
+  callIds: CallIdBook | undefined
   /** Reports something the loop repaired instead of failing (`agent/warning`). */
   readonly warn: (warning: AgentWarning) => void
 }
 
-/** The tool-call ids of the session's history (`env.callIds`, built on first use). */
-function takenCallIds(env: ModelCallEnv): Set<string> {
-  if (env.callIds !== undefined) return env.callIds
-  const ids = new Set<string>()
-  for (const message of env.session.deriveMessages()) {
-    for (const block of message.content) {
-      if (block.type === 'tool-call') ids.add(block.id)
-      else if (block.type === 'tool-result') ids.add(block.toolCallId)
+/** The tool-call ids of a session's history, as the stream guard asks about them. */
+export interface CallIdBook extends TakenCallIds {
+  add(id: string): void
+}
+
+/**
+ * `env.callIds`, folded from the history only when a guard first asks (a stream with a tool call),
+ * then kept up to date as answers commit.
+ */
+function lazyCallIds(env: ModelCallEnv): TakenCallIds {
+  const nextSuffix = new Map<string, number>()
+  const book = (): CallIdBook => {
+    if (env.callIds !== undefined) return env.callIds
+    const ids = new Set<string>()
+    for (const message of env.session.deriveMessages()) {
+      for (const block of message.content) {
+        if (block.type === 'tool-call') ids.add(block.id)
+        else if (block.type === 'tool-result') ids.add(block.toolCallId)
+      }
     }
+    env.callIds = { has: (id) => ids.has(id), add: (id) => void ids.add(id), nextSuffix }
+    return env.callIds
   }
-  env.callIds = ids
-  return ids
+  return { has: (id) => book().has(id), nextSuffix }
 }
 
 /** Closed: how one step's model call ended. */
@@ -140,10 +152,8 @@ async function streamOnce(
   const { session } = env
   const { turn, step, signal } = position
   const assembler = new BlockAssembler()
-  const guard = new StreamGuard(
-    (id) => takenCallIds(env).has(id),
-    (problem) =>
-      env.warn({ code: AgentLoopErrorCode.INVALID_USAGE, message: `turn ${turn} step ${step}: ${problem}` }),
+  const guard = new StreamGuard(env.callIds ?? lazyCallIds(env), (problem) =>
+    env.warn({ code: AgentLoopErrorCode.INVALID_USAGE, message: `turn ${turn} step ${step}: ${problem}` }),
   )
   let iterator: AsyncIterator<StreamChunk>
   try {

@@ -24,6 +24,13 @@ export function renamedCallId(id: string, n: number): string {
   return `${id}~${n}`
 }
 
+/** The tool-call ids a session's history already uses, and where renaming each one got to. */
+export interface TakenCallIds {
+  has(id: string): boolean
+  /** Per original id: the suffix its next rename starts probing at. */
+  readonly nextSuffix: Map<string, number>
+}
+
 interface CallSlot {
   readonly original: string
   readonly id: CallId
@@ -37,18 +44,18 @@ interface CallSlot {
 export class StreamGuard {
   /** Per block index: a high surrogate that ended the last delta, waiting for its low half. */
   private held: Map<number, string> | undefined
-  /** Per block index: the id its tool call is logged under. */
-  private readonly calls = new Map<number, CallSlot>()
+  /** Per block index: the id its tool call is logged under (made on the first tool call). */
+  private calls: Map<number, CallSlot> | undefined
   /** Ids given to tool calls of this stream. */
-  private readonly used = new Set<string>()
+  private used: Set<string> | undefined
 
   /**
-   * @param taken — whether a tool-call id is already used in the session (answered in an earlier
-   *   step, or otherwise present in the history the next request carries).
+   * @param taken — the tool-call ids already used in the session (answered in an earlier step, or
+   *   otherwise present in the history the next request carries).
    * @param warn — receives a description of each usage number clamped or dropped.
    */
   constructor(
-    private readonly taken: (id: string) => boolean,
+    private readonly taken: TakenCallIds,
     private readonly warn: GuardWarning,
   ) {}
 
@@ -95,7 +102,7 @@ export class StreamGuard {
   private toolCallDelta(
     chunk: StreamChunk & { type: 'tool-call-delta' },
   ): readonly StreamChunk[] | undefined {
-    const slot = this.calls.get(chunk.index)
+    const slot = this.calls?.get(chunk.index)
     let id = chunk.id
     if (slot === undefined) {
       id = this.claim(chunk.index, id === undefined || id === '' ? `dsh-call-${chunk.index}` : id)
@@ -118,10 +125,18 @@ export class StreamGuard {
   }
 
   private blockEnd(chunk: StreamChunk & { type: 'block-end' }): readonly StreamChunk[] | undefined {
+    const { block: given } = chunk
+    if (
+      this.held === undefined &&
+      (given.type === 'text' || given.type === 'reasoning') &&
+      isWellFormed(given.text)
+    ) {
+      return undefined
+    }
     const flushed = this.flush(chunk.index)
     let block: ContentBlock = wellFormedJson(chunk.block)
     if (block.type === 'tool-call') {
-      const slot = this.calls.get(chunk.index)
+      const slot = this.calls?.get(chunk.index)
       const id =
         slot !== undefined && (block.id === slot.original || block.id === slot.id)
           ? slot.id
@@ -136,10 +151,23 @@ export class StreamGuard {
   /** Gives the tool call at `index` the id `wanted`, or `wanted~n` when that is taken. */
   private claim(index: number, wanted: string): CallId {
     const original = wellFormed(wanted)
+    if (this.used === undefined) this.used = new Set()
+    const used = this.used
     let id = original
-    for (let n = 2; this.used.has(id) || this.taken(id); n++) id = renamedCallId(original, n)
+    if (used.has(id) || this.taken.has(id)) {
+      // Start where the last rename of this id stopped: a provider that reuses one id every step
+      // costs one probe per step, not one per earlier step.
+      let n = this.taken.nextSuffix.get(original) ?? 2
+      id = renamedCallId(original, n)
+      while (used.has(id) || this.taken.has(id)) {
+        n++
+        id = renamedCallId(original, n)
+      }
+      this.taken.nextSuffix.set(original, n + 1)
+    }
     const callId = CallId(id)
-    this.used.add(id)
+    used.add(id)
+    this.calls ??= new Map()
     this.calls.set(index, { original: wanted, id: callId })
     return callId
   }
@@ -150,7 +178,7 @@ export class StreamGuard {
     if (held === undefined) return undefined
     this.held?.delete(index)
     if (this.held?.size === 0) this.held = undefined
-    return this.calls.has(index)
+    return this.calls?.has(index) === true
       ? { type: 'tool-call-delta', index, argumentsDelta: REPLACEMENT_CHARACTER }
       : { type: 'text-delta', index, text: REPLACEMENT_CHARACTER }
   }
@@ -167,6 +195,7 @@ export class StreamGuard {
 
   /** `usage` when every number is a finite count >= 0; else a repaired copy (and a warning). */
   private usage(usage: unknown): Usage {
+    if (validUsage(usage)) return usage
     const source = (usage !== null && typeof usage === 'object' ? usage : {}) as Record<string, unknown>
     const problems: string[] = []
     if (source !== usage) problems.push(`usage ${describe(usage)} replaced by zero counts`)
@@ -199,6 +228,18 @@ const USAGE_FIELDS: readonly (readonly [keyof Usage, boolean])[] = [
   ['cacheWriteTokens', false],
   ['reasoningTokens', false],
 ]
+
+/** The common case, without allocating: every count present where required, finite and >= 0. */
+function validUsage(usage: unknown): usage is Usage {
+  if (usage === null || typeof usage !== 'object') return false
+  const source = usage as Record<string, unknown>
+  for (const [field, required] of USAGE_FIELDS) {
+    const value = source[field]
+    if (value === undefined && !required) continue
+    if (typeof value !== 'number' || !(value >= 0) || value === Number.POSITIVE_INFINITY) return false
+  }
+  return true
+}
 
 function describe(value: unknown): string {
   if (value === undefined) return 'missing'

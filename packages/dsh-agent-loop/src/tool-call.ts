@@ -2,17 +2,18 @@
  * Executing one tool call: argument validation, `tools/pre-execute`, the durability barrier, the
  * body, `tools/post-execute`. Every failure becomes an error outcome; nothing here throws.
  */
-import type { ContentBlock, EventBus, ToolCallBlock, UserMessage } from 'dsh-llm'
+import { type ContentBlock, type EventBus, type ToolCallBlock, type UserMessage, wellFormed } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
 import { z } from 'zod'
 import { abortWatchers, isAbort, throwIfAborted, untilAborted } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
 import { checkUserMessage } from './message-check.ts'
-import { type Settled, settleWithin } from './settle.ts'
+import { runBounded, type Settled } from './settle.ts'
 import { checkOutput, describeReturn } from './tool-output.ts'
 import type { RegisteredTool } from './tools.ts'
 import type {
+  ToolExecuteContext,
   ToolOutput,
   ToolPostExecuteResult,
   ToolPreExecuteDecision,
@@ -136,7 +137,8 @@ async function executeChecked(
   }
   await untilAborted(env.session.flush(), signal)
   const timeoutMs = tool.definition.timeoutMs ?? env.toolTimeoutMs
-  const body = await runBody(env, position, call, tool, args, timeoutMs)
+  const running = runBody(env, position, call, tool, args, timeoutMs)
+  const body = running instanceof Promise ? await running : running
   if (body.kind === 'timeout') {
     return failedCall(AgentLoopErrorCode.TOOL_TIMEOUT, `${label} timed out after ${timeoutMs} ms`)
   }
@@ -156,7 +158,9 @@ async function executeChecked(
         `${label} returned ${describeReturn(body.value)}, not a tool result`,
       )
     }
-    const checked = checkOutput(normalized.output)
+    const checked = normalized.plain
+      ? { ok: true as const, output: normalized.output }
+      : checkOutput(normalized.output)
     if (!checked.ok) {
       return failedCall(
         AgentLoopErrorCode.INVALID_TOOL_RESULT,
@@ -172,7 +176,7 @@ async function executeChecked(
   let post: unknown = output
   if (env.bus.has('tools/post-execute')) {
     const base = input ?? { ...position, call, tool: tool.info, args }
-    const settled = await settleWithin(
+    const settled = await runBounded(
       () => env.bus.waterfall('tools/post-execute', { ...base, output }, async () => output),
       { signal, timeoutMs: Number.POSITIVE_INFINITY, graceMs: env.abortGraceMs },
     )
@@ -228,25 +232,41 @@ function runBody(
   tool: RegisteredTool,
   args: unknown,
   timeoutMs: number,
-): Promise<Settled<unknown>> {
+): Settled<unknown> | Promise<Settled<unknown>> {
   const turnSignal = position.signal
-  const controller = new AbortController()
-  const forward = () => controller.abort(turnSignal.reason)
-  const watching = abortWatchers(turnSignal)
-  watching.add(forward)
-  const context = { signal: controller.signal, callId: call.id, agent: position.agent }
-  return settleWithin<unknown>(() => tool.definition.execute(args, context), {
-    signal: controller.signal,
+  // The call's own signal is made only if the body reads it: most bodies never do, and an
+  // AbortController per call is measurable on the step path.
+  let controller: AbortController | undefined
+  let timeoutReason: AgentLoopError | undefined
+  const forward = () => controller?.abort(turnSignal.reason)
+  const context: ToolExecuteContext = {
+    get signal() {
+      if (controller === undefined) {
+        controller = new AbortController()
+        if (timeoutReason !== undefined) controller.abort(timeoutReason)
+        else if (turnSignal.aborted) controller.abort(turnSignal.reason)
+        else abortWatchers(turnSignal).add(forward)
+      }
+      return controller.signal
+    },
+    callId: call.id,
+    agent: position.agent,
+  }
+  return runBounded<unknown>(() => tool.definition.execute(args, context), {
+    signal: turnSignal,
     timeoutMs,
     graceMs: env.abortGraceMs,
-    onTimeout: () =>
-      controller.abort(
-        new AgentLoopError(
-          AgentLoopErrorCode.TOOL_TIMEOUT,
-          `${callLabel(call)} timed out after ${timeoutMs} ms`,
-        ),
-      ),
-  }).finally(() => watching.delete(forward))
+    onTimeout: () => {
+      timeoutReason = new AgentLoopError(
+        AgentLoopErrorCode.TOOL_TIMEOUT,
+        `${callLabel(call)} timed out after ${timeoutMs} ms`,
+      )
+      controller?.abort(timeoutReason)
+    },
+    onEnd: () => {
+      if (controller !== undefined && !turnSignal.aborted) abortWatchers(turnSignal).delete(forward)
+    },
+  })
 }
 
 /** How many characters of a bad argument string an error result quotes. */
@@ -272,10 +292,20 @@ function isBlocks(value: unknown): value is readonly ContentBlock[] {
   )
 }
 
-function normalizeReturn(value: unknown): { output: ToolOutput; concludeTurn: boolean } | undefined {
-  if (typeof value === 'string')
-    return { output: { content: [{ type: 'text', text: value }], isError: false }, concludeTurn: false }
-  if (isBlocks(value)) return { output: { content: value, isError: false }, concludeTurn: false }
+/** A normalized return; `plain` when it is known to pass `checkOutput` unchanged (a well-formed string). */
+interface Normalized {
+  readonly output: ToolOutput
+  readonly concludeTurn: boolean
+  readonly plain: boolean
+}
+
+function normalizeReturn(value: unknown): Normalized | undefined {
+  if (typeof value === 'string') {
+    const text = wellFormed(value)
+    return { output: { content: [{ type: 'text', text }], isError: false }, concludeTurn: false, plain: true }
+  }
+  if (isBlocks(value))
+    return { output: { content: value, isError: false }, concludeTurn: false, plain: false }
   if (value === null || typeof value !== 'object') return undefined
   const { content, isError, concludeTurn } = value as {
     content?: unknown
@@ -287,7 +317,11 @@ function normalizeReturn(value: unknown): { output: ToolOutput; concludeTurn: bo
   if (blocks === undefined) return undefined
   if (isError !== undefined && typeof isError !== 'boolean') return undefined
   if (concludeTurn !== undefined && typeof concludeTurn !== 'boolean') return undefined
-  return { output: { content: blocks, isError: isError === true }, concludeTurn: concludeTurn === true }
+  return {
+    output: { content: blocks, isError: isError === true },
+    concludeTurn: concludeTurn === true,
+    plain: false,
+  }
 }
 
 function isPostResult(value: unknown): value is ToolPostExecuteResult {

@@ -2,7 +2,7 @@
  * What a tool hands back, checked before it can reach the log: a tool result, plain JSON, valid
  * content blocks, well-formed text. A failed check is the tool's error result, not the turn's end.
  */
-import { type ContentBlock, wellFormedJson } from 'dsh-llm'
+import { type ContentBlock, isWellFormed, wellFormedJson } from 'dsh-llm'
 import { contentBlockSchema, SessionError, snapshotJson } from 'dsh-session'
 import { z } from 'zod'
 import { describeError } from './errors.ts'
@@ -21,6 +21,7 @@ export type CheckedOutput =
  * detached copy with every lone surrogate replaced by U+FFFD. Never throws.
  */
 export function checkOutput(output: ToolOutput): CheckedOutput {
+  if (plainTextBlocks(output.content)) return { ok: true, output }
   let content: readonly ContentBlock[]
   try {
     content = snapshotJson(output.content, 'tool output', 'content')
@@ -43,6 +44,27 @@ export function checkOutput(output: ToolOutput): CheckedOutput {
     return { ok: false, problem: `${where} is not a valid content block: ${issue?.message ?? 'invalid'}` }
   }
   return { ok: true, output: { content: wellFormedJson(content), isError: output.isError } }
+}
+
+/**
+ * The common case, checked without a copy or a schema: every block is a plain `{type: 'text',
+ * text}` object with exactly those keys and well-formed text.
+ */
+function plainTextBlocks(content: readonly ContentBlock[]): boolean {
+  if (!Array.isArray(content)) return false
+  for (const block of content as readonly unknown[]) {
+    if (block === null || typeof block !== 'object' || Object.getPrototypeOf(block) !== Object.prototype)
+      return false
+    const { type, text } = block as { type?: unknown; text?: unknown }
+    if (type !== 'text' || typeof text !== 'string' || !isWellFormed(text)) return false
+    let keys = 0
+    for (const key in block) {
+      if (!Object.hasOwn(block, key) || (key !== 'type' && key !== 'text')) return false
+      keys++
+    }
+    if (keys !== 2) return false
+  }
+  return true
 }
 
 /** How a value a tool returned reads in an error message: its kind, never its (possibly huge) text. */

@@ -166,6 +166,18 @@ describe('duplicate tool-call ids (issue 13 item 2)', () => {
     expect(ids).toEqual(['c1', 'r:c1', 'c1~2', 'r:c1~2'])
   })
 
+  it('a provider that reuses one id every step gets <id>, <id>~2, <id>~3', async () => {
+    const h = await createHarness([
+      toolCallResponse('call_0', 'echo', { text: 'one' }),
+      toolCallResponse('call_0', 'echo', { text: 'two' }),
+      toolCallResponse('call_0', 'echo', { text: 'three' }),
+      textResponse('done'),
+    ])
+    echoTool(h)
+    const agent = await h.run('go')
+    expect(resultIds(agent.session)).toEqual(['call_0', 'call_0~2', 'call_0~3'])
+  })
+
   it('calls without an id get distinct ids across steps', async () => {
     const noId = (text: string): StreamChunk[] => [
       { type: 'block-start', index: 0, blockType: 'tool-call' },
