@@ -27,6 +27,7 @@ import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
 import { StreamGuard, type TakenCallIds } from './stream-guard.ts'
+import { nextSlice, sliceSpent } from './time-slice.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
@@ -189,6 +190,7 @@ async function streamOnce(
           assembler.push(chunk)
         }
       }
+      if (sliceSpent()) await nextSlice()
     }
     return ABORTED
   }

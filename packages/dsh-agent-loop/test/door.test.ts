@@ -32,13 +32,13 @@ describe('call options are validated at create and resume', () => {
   for (const [what, options, message] of bad) {
     it(`refuses ${what}, naming the field, and creates no session`, async () => {
       const h = await createHarness()
-      const before = (await h.app.sessions.list()).length
+      const before = (await h.app.sessions.list()).sessions.length
       await expect(h.create(options)).rejects.toMatchObject({
         name: 'AgentLoopError',
         code: 'INVALID_OPTIONS',
         message: `agentLoop.create: ${message}`,
       })
-      expect((await h.app.sessions.list()).length).toBe(before)
+      expect((await h.app.sessions.list()).sessions.length).toBe(before)
       const agent = await h.create()
       await agent.dispose()
       await expect(
