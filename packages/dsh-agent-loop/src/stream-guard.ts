@@ -1,14 +1,16 @@
 /**
  * What the loop accepts from a model stream before a chunk is logged and assembled: well-formed
  * text (a lone surrogate becomes U+FFFD; a pair split across two deltas is joined), tool-call ids
- * unique in the session, and usage numbers the log can hold. Chunks that need nothing pass through
+ * unique in the session, and usage and failure numbers the log can hold. Chunks that need nothing pass through
  * untouched, so the common case costs a type switch and one `isWellFormed` per delta.
  */
 import {
   CallId,
   type ContentBlock,
+  type FinishReason,
   isHighSurrogate,
   isWellFormed,
+  type LlmFailure,
   REPLACEMENT_CHARACTER,
   type StreamChunk,
   type Usage,
@@ -76,7 +78,7 @@ export class StreamGuard {
       }
       case 'finish': {
         const flushed = this.flushAll()
-        const reason = wellFormedJson(chunk.reason)
+        const reason = finiteFailure(wellFormedJson(chunk.reason))
         if (flushed === undefined && reason === chunk.reason) return undefined
         return [...(flushed ?? []), reason === chunk.reason ? chunk : { type: 'finish', reason }]
       }
@@ -228,6 +230,28 @@ const USAGE_FIELDS: readonly (readonly [keyof Usage, boolean])[] = [
   ['cacheWriteTokens', false],
   ['reasoningTokens', false],
 ]
+
+/**
+ * `reason` without a failure's `status` or `retryAfterMs` when either is not a finite number >= 0
+ * (an `Infinity` delay would never end, and the log holds JSON only): the retry policy then uses its
+ * own backoff. The same object when nothing is wrong.
+ */
+function finiteFailure(reason: FinishReason): FinishReason {
+  const failure = (reason as { failure?: unknown }).failure
+  if (failure === null || typeof failure !== 'object') return reason
+  const { status, retryAfterMs, ...rest } = failure as LlmFailure
+  const badStatus = status !== undefined && !isCount(status)
+  const badDelay = retryAfterMs !== undefined && !isCount(retryAfterMs)
+  if (!badStatus && !badDelay) return reason
+  const kept: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { ...rest }
+  if (!badStatus && status !== undefined) kept.status = status
+  if (!badDelay && retryAfterMs !== undefined) kept.retryAfterMs = retryAfterMs
+  return { ...reason, failure: kept } as FinishReason
+}
+
+function isCount(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
 
 /** The common case, without allocating: every count present where required, finite and >= 0. */
 function validUsage(usage: unknown): usage is Usage {

@@ -241,6 +241,35 @@ describe('provider usage numbers (issue 13 item 8)', () => {
       outputTokens: 0,
     })
   })
+
+  it('a failure with a non-finite retryAfterMs or status is logged without them and retried by the policy', async () => {
+    const h = await createHarness([
+      [
+        {
+          type: 'finish',
+          reason: {
+            kind: 'error',
+            failure: {
+              code: 'RATE_LIMIT',
+              message: 'slow down',
+              retryAfterMs: Number.POSITIVE_INFINITY,
+              status: Number.NaN,
+            },
+          },
+        },
+      ],
+      textResponse('recovered'),
+    ])
+    const agent = await h.run('go', { retry: { initialDelayMs: 0 } })
+    expect(lastTurnEnd(agent.session)).toEqual({ kind: 'completed' })
+    const finishes = dataOf<{ chunk: StreamChunk }>(agent.session, 'assistant/chunk').filter(
+      ({ chunk }) => chunk.type === 'finish',
+    )
+    expect(finishes[0]?.chunk).toEqual({
+      type: 'finish',
+      reason: { kind: 'error', failure: { code: 'RATE_LIMIT', message: 'slow down' } },
+    })
+  })
 })
 
 describe('interrupted messages keep what was paid for (issue 13 item 9)', () => {
