@@ -74,6 +74,11 @@ it('opens a request of the demo session and follows a message to the event it ca
     )
     expect(detail.data.message.content).toEqual(sent)
     expect(page.url()).toContain(`request=1`)
+    await page.getByTestId('filter-inbox').click()
+    const types = await page.locator('[data-testid="event-list"] .event .type').allTextContents()
+    expect(types.length).toBeGreaterThan(0)
+    expect(new Set(types)).toEqual(new Set(['agent/inbox/spliced']))
+    await page.getByTestId('filter-all').click()
     await page.screenshot({ path: join(ARTIFACTS, 'viewer-demo.png') })
     await page.close()
   } finally {
