@@ -151,3 +151,22 @@ describe('messages from listeners are checked like send and inject', () => {
     expect(result?.error?.message).toContain('bad additional context')
   })
 })
+
+describe('what agent/request and agent/system-prompt listeners return is checked too', () => {
+  it('a call config with a NaN temperature ends the turn LISTENER_FAILED naming the field', async () => {
+    const h = await createHarness([textResponse('never')])
+    h.app.on('agent/request', async (input) => ({ ...input.config, temperature: Number.NaN }))
+    const agent = await h.run('go')
+    const reason = lastTurnEnd(agent.session) as { kind: string; failure: { code: string; message: string } }
+    expect(reason.failure.code).toBe('LISTENER_FAILED')
+    expect(reason.failure.message).toContain('temperature must be a finite number in [0, 2], got NaN')
+    expect(h.model.callCount).toBe(0)
+  })
+
+  it('a system prompt with a lone surrogate reaches the header and the provider repaired', async () => {
+    const h = await createHarness([textResponse('ok')])
+    h.app.on('agent/system-prompt', async () => 'be brief \uD800')
+    await h.run('go')
+    expect(h.model.requests[0]?.system).toBe('be brief \uFFFD')
+  })
+})
