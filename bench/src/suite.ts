@@ -5,6 +5,7 @@ import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
+import { postgresScenario } from './scenarios/postgres.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
 import { type LoopOutcome, loopTable, measureLoops } from './scenarios/tool-loop.ts'
@@ -79,6 +80,12 @@ export async function runSuite(
         scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns, scale),
       )),
     )
+  }
+
+  if (plan.postgres !== undefined) {
+    const pgPlan = plan.postgres
+    log(`postgres: ${pgPlan.steps} steps, ${pgPlan.loadEvents} events, 2 hosts × ${pgPlan.agents} agents`)
+    rows.push(...(await guarded('pg-step', '6 postgres', () => postgresScenario(pgPlan))))
   }
 
   const done = rows.filter((x) => x !== undefined)

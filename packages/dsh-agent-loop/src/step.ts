@@ -1,7 +1,8 @@
 /**
  * One step's model call: render and record the header, flush, build the request from the log,
  * stream it (every chunk logged as `assistant/chunk`), assemble, and append the answer. Provider
- * failures go through `agent/request-error`, which may retry inside the same step.
+ * failures go through `agent/request-error`, which may retry inside the same step; each retry is
+ * logged as `request/retry` before its delay.
  */
 import {
   type AssistantMessage,
@@ -9,6 +10,7 @@ import {
   createAssistantMessage,
   type EventBus,
   type FinishReason,
+  LlmErrorCode,
   type LlmFailure,
   type LlmRequest,
   type LlmRuntime,
@@ -16,6 +18,8 @@ import {
   type Message,
   type RetryPolicy,
   type StreamChunk,
+  StreamListenerError,
+  streamListenerOf,
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
@@ -23,9 +27,11 @@ import { abortWatchers, sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
+import { loggableFailure } from './retry-event.ts'
+import { StreamGuard, type TakenCallIds } from './stream-guard.ts'
 import { nextSlice, sliceSpent } from './time-slice.ts'
 import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
+import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
 /** What a model call needs from its agent. */
 export interface ModelCallEnv extends HeaderEnv {
@@ -38,6 +44,39 @@ export interface ModelCallEnv extends HeaderEnv {
   readonly prefix: readonly Message[]
   /** True until this loop instance has recorded its first header; the call clears it. */
   firstRequest: boolean
+  /**
+   * Tool-call ids already used in the session's history, built on first need and extended as
+   * answers commit; a new call reusing one is renamed (see `StreamGuard`).
+   */
+  callIds: CallIdBook | undefined
+  /** Reports something the loop repaired instead of failing (`agent/warning`). */
+  readonly warn: (warning: AgentWarning) => void
+}
+
+/** The tool-call ids of a session's history, as the stream guard asks about them. */
+export interface CallIdBook extends TakenCallIds {
+  add(id: string): void
+}
+
+/**
+ * `env.callIds`, folded from the history only when a guard first asks (a stream with a tool call),
+ * then kept up to date as answers commit.
+ */
+function lazyCallIds(env: ModelCallEnv): TakenCallIds {
+  const nextSuffix = new Map<string, number>()
+  const book = (): CallIdBook => {
+    if (env.callIds !== undefined) return env.callIds
+    const ids = new Set<string>()
+    for (const message of env.session.deriveMessages()) {
+      for (const block of message.content) {
+        if (block.type === 'tool-call') ids.add(block.id)
+        else if (block.type === 'tool-result') ids.add(block.toolCallId)
+      }
+    }
+    env.callIds = { has: (id) => ids.has(id), add: (id) => void ids.add(id), nextSuffix }
+    return env.callIds
+  }
+  return { has: (id) => book().has(id), nextSuffix }
 }
 
 /** Closed: how one step's model call ended. */
@@ -61,9 +100,10 @@ type ReadEnd = typeof ABORTED | typeof ENDED | { readonly failure: LlmFailure }
 
 /**
  * Calls the model for the step at `position` until it answers, fails for good, or the turn is
- * cancelled. Appends `request/header` when owed, `assistant/chunk` per chunk, and exactly one
- * `assistant/message` per answered call (an `interrupted` one when a cancelled stream had visible
- * text). Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the
+ * cancelled. Appends `request/header` when owed, `assistant/chunk` per chunk, one `request/retry`
+ * per failed attempt that is retried (attempt, delay, failure with its code and request id), and
+ * exactly one `assistant/message` per answered call (an `interrupted` one when a cancelled stream
+ * had visible text). Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the
  * abort error while awaiting something other than the stream.
  */
 export async function callModel(env: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
@@ -77,6 +117,13 @@ export async function callModel(env: ModelCallEnv, position: TurnPosition): Prom
     if (outcome.kind !== 'failed') return outcome
     const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
     if (decision.kind === 'fail') return outcome
+    env.session.append('request/retry', {
+      turn: position.turn,
+      step: position.step,
+      attempt,
+      delayMs: decision.delayMs,
+      failure: loggableFailure(outcome.failure),
+    })
     await sleep(decision.delayMs, position.signal)
   }
 }
@@ -97,7 +144,13 @@ async function requestErrorDecision(
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; delayMs?: unknown }
     if (candidate.kind === 'fail') return { kind: 'fail' }
-    if (candidate.kind === 'retry' && typeof candidate.delayMs === 'number' && candidate.delayMs >= 0) {
+    // A finite delay only: it is logged (`request/retry`) and slept, so Infinity and NaN are refused.
+    if (
+      candidate.kind === 'retry' &&
+      typeof candidate.delayMs === 'number' &&
+      candidate.delayMs >= 0 &&
+      candidate.delayMs <= Number.MAX_SAFE_INTEGER
+    ) {
       return { kind: 'retry', delayMs: candidate.delayMs }
     }
   }
@@ -116,6 +169,9 @@ async function streamOnce(
   const { session } = env
   const { turn, step, signal } = position
   const assembler = new BlockAssembler()
+  const guard = new StreamGuard(env.callIds ?? lazyCallIds(env), (problem) =>
+    env.warn({ code: AgentLoopErrorCode.INVALID_USAGE, message: `turn ${turn} step ${step}: ${problem}` }),
+  )
   let iterator: AsyncIterator<StreamChunk>
   try {
     iterator = env.llm.stream(request)[Symbol.asyncIterator]()
@@ -140,8 +196,16 @@ async function streamOnce(
         done = true
         return ENDED
       }
-      session.append('assistant/chunk', { turn, step, chunk: next.value })
-      assembler.push(next.value)
+      const accepted = guard.accept(next.value)
+      if (accepted === undefined) {
+        session.append('assistant/chunk', { turn, step, chunk: next.value })
+        assembler.push(next.value)
+      } else {
+        for (const chunk of accepted) {
+          session.append('assistant/chunk', { turn, step, chunk })
+          assembler.push(chunk)
+        }
+      }
       if (sliceSpent()) await nextSlice()
     }
     return ABORTED
@@ -185,6 +249,8 @@ async function streamOnce(
   )
   const toolCalls: ToolCallBlock[] = []
   for (const block of message.content) if (block.type === 'tool-call') toolCalls.push(block)
+  if (toolCalls.length > 0 && env.callIds !== undefined)
+    for (const call of toolCalls) env.callIds.add(call.id)
   return { kind: 'answered', message, finish, toolCalls }
 }
 
@@ -201,17 +267,26 @@ function interrupt(
       content,
       source: { kind: 'model', provider: request.provider, model: request.model },
     })
-    env.session.append('assistant/message', {
-      turn: position.turn,
-      step: position.step,
-      message,
-      interrupted: true,
-    })
+    const base = { turn: position.turn, step: position.step, message }
+    const usage = assembler.usage()
+    env.session.append(
+      'assistant/message',
+      usage === undefined ? { ...base, interrupted: true } : { ...base, usage, interrupted: true },
+    )
   }
   return { kind: 'aborted' }
 }
 
 function streamFailure(error: unknown): LlmFailure {
+  const listener = streamListenerOf(error)
+  if (listener !== undefined) {
+    // A broken middleware, not a broken provider: the failure names the plugin.
+    const message =
+      error instanceof StreamListenerError
+        ? error.message
+        : `llm/stream listener of plugin "${listener}" threw: ${describeError(error)}`
+    return llmFailure(errorCode(error, LlmErrorCode.STREAM_LISTENER_FAILED), message)
+  }
   return llmFailure(
     errorCode(error, AgentLoopErrorCode.STREAM_THREW),
     `the model stream threw: ${describeError(error)}`,

@@ -55,6 +55,23 @@ export interface HeaderPage extends SessionListing {
 /** Told when this storage loses a lease it held (a takeover raised the token); `error` is `LEASE_LOST`. */
 export type LeaseLostListener = (sessionId: SessionId, error: SessionError) => void
 
+/** One finished `appendBatch` call: what it tried, with which token, how long it took, how it failed. */
+export interface AppendOutcome {
+  readonly sessionId: SessionId
+  readonly firstSeq: number
+  readonly count: number
+  /** The last event's type (absent for an empty batch). */
+  readonly lastType?: string
+  readonly token: string
+  /** Wall time of the database work, in ms. */
+  readonly ms: number
+  /** Absent when the batch committed. */
+  readonly error?: unknown
+}
+
+/** Told after every append attempt of a held session, committed or not. */
+export type AppendListener = (outcome: AppendOutcome) => void
+
 /** Told when mailbox messages were durably logged (in the transaction of their append). */
 export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Delivery[]) => void
 
@@ -97,6 +114,7 @@ export class PostgresStorage implements SessionStorage {
   private readonly held = new Map<string, Held>()
   private readonly lostListeners = new Set<LeaseLostListener>()
   private readonly deliveredListeners = new Set<DeliveredListener>()
+  private readonly appendListeners = new Set<AppendListener>()
   private readonly renewTimer: NodeJS.Timeout
   private renewing: Promise<void> | undefined
   private closed = false
@@ -146,6 +164,12 @@ export class PostgresStorage implements SessionStorage {
     return () => this.deliveredListeners.delete(listener)
   }
 
+  /** Calls `listener` after every append attempt (for acknowledgements and latency); returns a disposer. */
+  onAppend(listener: AppendListener): () => void {
+    this.appendListeners.add(listener)
+    return () => this.appendListeners.delete(listener)
+  }
+
   /** Whether this storage holds `sessionId`'s lease and has not seen it taken over. */
   holds(sessionId: SessionId): boolean {
     const held = this.held.get(sessionId)
@@ -190,8 +214,8 @@ export class PostgresStorage implements SessionStorage {
     }
     const created = await this.pool.query<{ token: string }>(
       `WITH s AS (
-         INSERT INTO dsh_sessions (id, format_version, created_at, parent_id, parent_seed_length)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id
+         INSERT INTO dsh_sessions (id, format_version, created_at, parent_id, parent_seed_length, fence_token)
+         VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (id) DO NOTHING RETURNING id
        )
        INSERT INTO dsh_leases (session_id, owner, token, expires_at)
        SELECT id, $6, 1, now() + $7 * interval '1 millisecond' FROM s RETURNING token::text AS token`,
@@ -248,10 +272,32 @@ export class PostgresStorage implements SessionStorage {
         ),
       )
     }
-    const run = () => this.appendHeld(sessionId, held, events, expectedSeq)
+    const run = () => this.observed(sessionId, held, events, expectedSeq)
     const done = held.queue.then(run, run)
     held.queue = done.catch(() => undefined)
     return done
+  }
+
+  private async observed(
+    sessionId: SessionId,
+    held: Held,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    if (this.appendListeners.size === 0) return this.appendHeld(sessionId, held, events, expectedSeq)
+    const started = performance.now()
+    const last = events[events.length - 1]
+    const base = { sessionId, firstSeq: expectedSeq, count: events.length, token: held.token }
+    const outcome = last === undefined ? base : { ...base, lastType: last.type }
+    try {
+      await this.appendHeld(sessionId, held, events, expectedSeq)
+    } catch (error) {
+      const failed = { ...outcome, ms: performance.now() - started, error }
+      for (const listener of this.appendListeners) contained(() => listener(failed))
+      throw error
+    }
+    const done = { ...outcome, ms: performance.now() - started }
+    for (const listener of this.appendListeners) contained(() => listener(done))
   }
 
   private async appendHeld(
@@ -261,15 +307,15 @@ export class PostgresStorage implements SessionStorage {
     expectedSeq: number,
   ): Promise<void> {
     if (held.deposed !== undefined) throw held.deposed
-    this.checkSizes(sessionId, events)
+    const encoded = this.encode(sessionId, events)
     const deliveries = held.awaited.size === 0 ? [] : deliveriesIn(events, held.awaited)
     try {
       if (deliveries.length === 0) {
-        await appendFenced(this.pool, sessionId, held.token, events, expectedSeq)
+        await appendFenced(this.pool, sessionId, held.token, events, expectedSeq, encoded)
         return
       }
       await this.inTransaction(async (client) => {
-        await appendFenced(client, sessionId, held.token, events, expectedSeq)
+        await appendFenced(client, sessionId, held.token, events, expectedSeq, encoded)
         await markDelivered(client, sessionId, deliveries)
       })
     } catch (error) {
@@ -280,9 +326,16 @@ export class PostgresStorage implements SessionStorage {
     for (const listener of this.deliveredListeners) contained(() => listener(sessionId, deliveries))
   }
 
-  private checkSizes(sessionId: SessionId, events: readonly SessionEvent[]): void {
-    for (const event of events) {
-      const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8')
+  /** Each event's JSON; throws `EVENT_TOO_LARGE` for one over `maxEventBytes`. */
+  private encode(sessionId: SessionId, events: readonly SessionEvent[]): string[] {
+    const encoded: string[] = new Array(events.length)
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent
+      const json = JSON.stringify(event)
+      encoded[i] = json
+      // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the limit could be reached.
+      if (json.length * 3 <= this.maxEventBytes) continue
+      const bytes = Buffer.byteLength(json, 'utf8')
       if (bytes <= this.maxEventBytes) continue
       throw new SessionError(
         SessionErrorCode.EVENT_TOO_LARGE,
@@ -290,6 +343,7 @@ export class PostgresStorage implements SessionStorage {
         { sessionId, eventType: event.type, seq: event.seq },
       )
     }
+    return encoded
   }
 
   /** Loads the whole session, page by page. `report.repairedEvents` is 0 (the store adds closers). */

@@ -44,8 +44,9 @@ export function App({ data }: { data: ViewData }) {
   return (
     <div class="app">
       <header>
-        <strong>{data.file}</strong> · session {data.sessionId ?? '?'} · {data.events.length} events ·{' '}
-        {data.turns.length} turns · {data.requests.length} requests · {usageText(total)} ·{' '}
+        <strong title={data.file}>{data.file.split(/[\\/]/).pop()}</strong> · session {data.sessionId ?? '?'}{' '}
+        · {data.events.length} events · {data.turns.length} turns · {data.requests.length} requests ·{' '}
+        {usageText(total)} ·{' '}
         {data.violations.length === 0 ? (
           <span class="ok">invariants clean</span>
         ) : (
@@ -78,7 +79,12 @@ export function App({ data }: { data: ViewData }) {
           {selection.request === undefined ? (
             <div class="empty">pick a request in the timeline</div>
           ) : (
-            <RequestPanel data={data} number={selection.request} onEvent={showEvent} />
+            <RequestPanel
+              data={data}
+              number={selection.request}
+              onEvent={showEvent}
+              onRequest={openRequest}
+            />
           )}
         </section>
         <section class="event-panel">
