@@ -34,7 +34,8 @@ afterAll(async () => {
     )
   }
   for (const host of hosts) if (host.child.exitCode === null) host.child.kill('SIGKILL')
-  await db.drop()
+  // Undefined when the build check refused to start.
+  await (db as TestDatabase | undefined)?.drop()
 })
 
 const ids = Array.from({ length: SESSIONS }, (_, i) => `fleet-${i}`)
