@@ -99,21 +99,21 @@ async function runThreeTurns(captureContent = false) {
 it('emits the span tree of a turn with a retry, parallel tools and a tool failure, a cancelled turn and a failed turn', async () => {
   const { exporter } = await runThreeTurns()
   expect(spanOutline(exporter.getFinishedSpans())).toEqual([
-    `invoke_agent dsh | ${turn(1, 'dsh.end_seq=40 dsh.seq=1', 'completed')}`,
-    `  step 1 | ${step(1, 1, 'dsh.end_seq=31 dsh.seq=3')}`,
+    `invoke_agent dsh | ${turn(1, 'dsh.end_seq=41 dsh.seq=1', 'completed')}`,
+    `  step 1 | ${step(1, 1, 'dsh.end_seq=32 dsh.seq=3')}`,
     `    chat m [ERROR: slow down] | ${chat(1, 6, `error.type="RATE_LIMIT" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
-    `    chat m | ${chat(1, 7, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["tool-calls"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=90 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=7 gen_ai.usage.reasoning.output_tokens=3`)}`,
-    `    execute_tool read | ${tool('dsh.end_seq=28 dsh.seq=25', 'c1')}`,
-    `    execute_tool read | ${tool('dsh.end_seq=29 dsh.seq=26', 'c2')}`,
-    `    execute_tool read [ERROR: tool "read" (call c3) threw: no such file: c.txt] | ${tool('dsh.end_seq=30 dsh.seq=27', 'c3', 'error.type="TOOL_THREW" ')}`,
-    `  step 2 | ${step(1, 2, 'dsh.end_seq=39 dsh.seq=32')}`,
-    `    chat m | ${chat(1, 33, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["stop"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=100 gen_ai.usage.input_tokens=120 gen_ai.usage.output_tokens=4`)}`,
-    `invoke_agent dsh [ERROR: user pressed stop] | ${turn(2, 'dsh.end_seq=50 dsh.seq=42', 'aborted', 'error.type="aborted" ')}`,
-    `  step 1 | ${step(2, 1, 'dsh.end_seq=49 dsh.seq=44')}`,
-    `    chat m [ERROR: scripted adapter: call #4 aborted] | ${chat(2, 46, `error.type="ABORTED" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["aborted"] gen_ai.response.model="m"`)}`,
-    `invoke_agent dsh [ERROR: bad key] | ${turn(3, 'dsh.end_seq=58 dsh.seq=52', 'error', 'error.type="AUTH" ')}`,
-    `  step 1 | ${step(3, 1, 'dsh.end_seq=57 dsh.seq=54')}`,
-    `    chat m [ERROR: bad key] | ${chat(3, 56, `error.type="AUTH" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
+    `    chat m | ${chat(1, 8, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["tool-calls"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=90 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=7 gen_ai.usage.reasoning.output_tokens=3`)}`,
+    `    execute_tool read | ${tool('dsh.end_seq=29 dsh.seq=26', 'c1')}`,
+    `    execute_tool read | ${tool('dsh.end_seq=30 dsh.seq=27', 'c2')}`,
+    `    execute_tool read [ERROR: tool "read" (call c3) threw: no such file: c.txt] | ${tool('dsh.end_seq=31 dsh.seq=28', 'c3', 'error.type="TOOL_THREW" ')}`,
+    `  step 2 | ${step(1, 2, 'dsh.end_seq=40 dsh.seq=33')}`,
+    `    chat m | ${chat(1, 34, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["stop"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=100 gen_ai.usage.input_tokens=120 gen_ai.usage.output_tokens=4`)}`,
+    `invoke_agent dsh [ERROR: user pressed stop] | ${turn(2, 'dsh.end_seq=51 dsh.seq=43', 'aborted', 'error.type="aborted" ')}`,
+    `  step 1 | ${step(2, 1, 'dsh.end_seq=50 dsh.seq=45')}`,
+    `    chat m [ERROR: scripted adapter: call #4 aborted] | ${chat(2, 47, `error.type="ABORTED" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["aborted"] gen_ai.response.model="m"`)}`,
+    `invoke_agent dsh [ERROR: bad key] | ${turn(3, 'dsh.end_seq=59 dsh.seq=53', 'error', 'error.type="AUTH" ')}`,
+    `  step 1 | ${step(3, 1, 'dsh.end_seq=58 dsh.seq=55')}`,
+    `    chat m [ERROR: bad key] | ${chat(3, 57, `error.type="AUTH" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
   ])
 })
 
@@ -135,7 +135,7 @@ it('every seq on a span names the log event that opened or closed it', async () 
 it('records prompts, outputs, tool arguments and results only when captureContent is on', async () => {
   const { exporter } = await runThreeTurns(true)
   const spans = exporter.getFinishedSpans()
-  const answer = spans.find((s) => s.attributes['dsh.request.log_length'] === 33)
+  const answer = spans.find((s) => s.attributes['dsh.request.log_length'] === 34)
   expect(JSON.parse(String(answer?.attributes['gen_ai.output.messages']))).toEqual([
     { role: 'assistant', parts: [{ type: 'text', content: 'alpha and beta' }], finish_reason: 'stop' },
   ])
