@@ -36,7 +36,9 @@ it('exports the spans over OTLP/HTTP to a collector', async () => {
 
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'my-agent' }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` }))],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` })),
+    ],
   })
   const app = new Context()
   await app.plugin(LlmRuntime)
@@ -56,7 +58,10 @@ it('exports the spans over OTLP/HTTP to a collector', async () => {
     resourceSpans: { resource: OtlpSpan; scopeSpans: { spans: OtlpSpan[] }[] }[]
   }
   const [resourceSpans] = payload.resourceSpans
-  expect(resourceSpans?.resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'my-agent' } })
+  expect(resourceSpans?.resource.attributes).toContainEqual({
+    key: 'service.name',
+    value: { stringValue: 'my-agent' },
+  })
   const spans = resourceSpans?.scopeSpans.flatMap((s) => s.spans) ?? []
   expect(spans.map((s) => s.name).sort()).toEqual(['chat m', 'invoke_agent dsh', 'step 1'])
   const chat = spans.find((s) => s.name === 'chat m')

@@ -13,7 +13,7 @@ import { assertEventSize } from './storage/event-size.ts'
 import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 import { MemoryStorage } from './storage/memory.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './storage/types.ts'
-import { SessionWriter } from './storage/writer.ts'
+import { SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
 import type {
   AppendGuard,
   LoadReport,
@@ -52,6 +52,11 @@ export interface SessionsConfig {
    * commits. Defaults to the storage's `maxEventBytes`, else 16 MiB; never above the storage's limit.
    */
   readonly maxEventBytes?: number
+  /**
+   * Bytes (estimated) of unsynced events per session above which `session.writable()` waits; default
+   * 8 MiB. Producers that append in bulk await it to keep memory bounded behind a slow backend.
+   */
+  readonly highWaterMark?: number
 }
 
 /**
@@ -73,6 +78,7 @@ export class Sessions extends Service implements SessionStore {
   private eventListeners: readonly SessionEventListener[] = []
   private readonly host: SessionHost
   private readonly clock: () => number
+  private readonly writerOptions: SessionWriterOptions
   /** While repair closers are appended: the time they carry, taken from the log (never the clock). */
   private repairTime: number | undefined
   private readonly home: Context
@@ -82,6 +88,7 @@ export class Sessions extends Service implements SessionStore {
     this.home = ctx
     this.storage = config.storage ?? new MemoryStorage()
     this.clock = config.clock ?? Date.now
+    this.writerOptions = config.highWaterMark === undefined ? {} : { highWaterMark: config.highWaterMark }
     const storageLimit = this.storage.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     const limit = Math.min(config.maxEventBytes ?? storageLimit, storageLimit)
     this.maxEventBytes = limit
@@ -116,9 +123,7 @@ export class Sessions extends Service implements SessionStore {
   async create(options: { id?: SessionId } = {}): Promise<Session> {
     const id = options.id ?? newSessionId()
     await this.storage.create(this.header(id))
-    return this.adopt(
-      new LiveSession({ id, host: this.host, writer: new SessionWriter(this.storage, id, 0) }),
-    )
+    return this.adopt(new LiveSession({ id, host: this.host, writer: this.writer(id, 0) }))
   }
 
   /** The live session `id` of this process, if any. */
@@ -148,7 +153,7 @@ export class Sessions extends Service implements SessionStore {
     let session: LiveSession | undefined
     try {
       const loaded = await this.storage.load(id)
-      const writer = new SessionWriter(this.storage, id, loaded.events.length)
+      const writer = this.writer(id, loaded.events.length)
       session = new LiveSession({
         id,
         parent: loaded.header.parent,
@@ -205,7 +210,7 @@ export class Sessions extends Service implements SessionStore {
     const id = newSessionId()
     const parent: SessionParent = Object.freeze({ sessionId: source.id, seedLength: boundarySeq })
     await this.storage.create(this.header(id, parent))
-    const writer = new SessionWriter(this.storage, id, 0)
+    const writer = this.writer(id, 0)
     const session = new LiveSession({ id, parent, history: seed, host: this.host, writer })
     for (const event of seed) writer.enqueue(event)
     session.append('session/end-seed', {})
@@ -272,6 +277,10 @@ export class Sessions extends Service implements SessionStore {
         this.appendGuards.delete(check)
       }
     }, 'session append guard')
+  }
+
+  private writer(id: SessionId, nextSeq: number): SessionWriter {
+    return new SessionWriter(this.storage, id, nextSeq, this.writerOptions)
   }
 
   private header(sessionId: SessionId, parent?: SessionParent): SessionFileHeader {

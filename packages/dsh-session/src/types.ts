@@ -215,6 +215,12 @@ export interface Session {
   lastTurn(): number
   /** Resolves once every event appended so far is durable in the store's backend. */
   flush(): Promise<void>
+  /**
+   * Resolves once the session's unsynced events are at or below the store's high-water mark (at once
+   * when they are). A producer appending in bulk awaits it before each append so a slow backend makes
+   * it wait instead of growing memory. Rejects with the backend's failure if writing stopped.
+   */
+  writable(): Promise<void>
 }
 
 /** A keyed pure fold over a session's events. */

@@ -3,9 +3,18 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { SessionId } from 'dsh-llm'
-import Sessions, { type AppendIo, JsonlStorage, nodeAppendIo, SessionError } from 'dsh-session'
+import Sessions, {
+  type AppendIo,
+  JsonlStorage,
+  MemoryStorage,
+  nodeAppendIo,
+  SessionError,
+  type SessionEvent,
+  type SessionStorage,
+  SessionWriter,
+} from 'dsh-session'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { header, tempDir, userEvents } from './fixtures/events.ts'
+import { header, tempDir, userEvent, userEvents } from './fixtures/events.ts'
 import { assistant, callBlock, mountSessions, refusal, user } from './support.ts'
 
 let dir: string
@@ -173,5 +182,81 @@ describe('8. deterministic repair', () => {
       .split('\n')
       .map((line) => (JSON.parse(line) as { time: number }).time)
     expect(times).toEqual([1003, 1003, 1003])
+  })
+})
+
+describe('6. backpressure', () => {
+  /** An io whose syncs wait until `open()` is called. */
+  function stalledSync(): { io: AppendIo; open: () => void } {
+    let open: () => void = () => undefined
+    const gate = new Promise<void>((resolve) => {
+      open = resolve
+    })
+    return {
+      io: {
+        write: nodeAppendIo.write,
+        sync: async (handle) => {
+          await gate
+          await nodeAppendIo.sync(handle)
+        },
+      },
+      open: () => open(),
+    }
+  }
+
+  it('makes writable() wait while unsynced events pass the high-water mark behind a stalled sync', async () => {
+    const stalled = stalledSync()
+    const app = await mountSessions({
+      storage: new JsonlStorage({ dir, io: stalled.io }),
+      highWaterMark: 256 * 1024,
+    })
+    const session = await app.sessions.create({ id })
+    for (let i = 0; i < 3; i++) session.append('user/message', user(`u${i}`, 'x'.repeat(64 * 1024)))
+    await session.writable()
+    for (let i = 3; i < 6; i++) session.append('user/message', user(`u${i}`, 'x'.repeat(64 * 1024)))
+    let ready = false
+    const writable = session.writable().then(() => {
+      ready = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(ready).toBe(false)
+    stalled.open()
+    await writable
+    await session.flush()
+    await app.sessions.close(session)
+    expect((await new JsonlStorage({ dir }).load(id)).events.length).toBe(6)
+  })
+
+  it('rejects a waiting writable() with the failure when writing stops', async () => {
+    const app = await mountSessions({
+      storage: new JsonlStorage({ dir, io: failingSync('ENOSPC', 1) }),
+      highWaterMark: 1024,
+    })
+    const session = await app.sessions.create({ id })
+    session.append('user/message', user('u1', 'x'.repeat(4096)))
+    const error = await session.writable().then(
+      () => undefined,
+      (e: SessionError) => e,
+    )
+    expect(error?.code).toBe('STORAGE')
+    expect(error?.message).toMatch(/^session s1: could not persist events 0\.\.0: /)
+    await expect(session.writable()).rejects.toBe(error)
+  })
+
+  it('splits a backlog into appendBatch calls of at most maxBatchBytes', async () => {
+    const memory = new MemoryStorage()
+    const batches: number[] = []
+    const storage: SessionStorage = Object.assign(Object.create(memory) as MemoryStorage, {
+      appendBatch: (sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number) => {
+        batches.push(events.length)
+        return memory.appendBatch(sessionId, events, expectedSeq)
+      },
+    })
+    await memory.create(header('s1'))
+    const writer = new SessionWriter(storage, id, 0, { maxBatchBytes: 100_000 })
+    for (let i = 0; i < 20; i++) writer.enqueue(userEvent(i, 'x'.repeat(30_000)))
+    await writer.flush()
+    expect(batches).toEqual([3, 3, 3, 3, 3, 3, 2])
+    expect(writer.unsyncedBytes).toBe(0)
   })
 })

@@ -5,6 +5,7 @@
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type { SessionEvent, SessionFileHeader, SessionParent } from '../../types.ts'
+import { eventTooLarge } from '../event-size.ts'
 
 /** The JSONL format version this code writes and the newest it reads. */
 export const SESSION_FORMAT_VERSION = 1
@@ -28,12 +29,64 @@ export function encodeHeader(header: SessionFileHeader): Buffer {
   return Buffer.from(`${JSON.stringify(plain)}\n`, 'utf8')
 }
 
-/** One batch as the bytes of a single write: every event's JSON on its own line, each ending in `\n`. */
-export function encodeBatch(events: readonly SessionEvent[]): Buffer {
-  const lines: string[] = new Array(events.length)
-  for (let i = 0; i < events.length; i++) lines[i] = JSON.stringify(events[i])
+/** Text (UTF-16 units) per write slice: encoding a batch yields to the event loop between slices. */
+export const SLICE_UNITS = 1024 * 1024
+
+/**
+ * Encodes `events` from index `from` as one write slice: every event's JSON on its own line, each
+ * ending in `\n`, stopping after the line that brings the slice to `SLICE_UNITS` of text (or at the
+ * end). `check` sees each event's line first and throws to refuse it. Returns the bytes and the index
+ * of the first event not encoded.
+ */
+export function encodeSlice(
+  events: readonly SessionEvent[],
+  from: number,
+  check: (event: SessionEvent, line: string) => void,
+): { readonly data: Buffer; readonly next: number } {
+  const lines: string[] = []
+  let units = 0
+  let next = from
+  while (next < events.length && units < SLICE_UNITS) {
+    const event = events[next] as SessionEvent
+    const line = JSON.stringify(event)
+    check(event, line)
+    lines.push(line)
+    units += line.length
+    next++
+  }
   lines.push('')
-  return Buffer.from(lines.join('\n'), 'utf8')
+  return { data: Buffer.from(lines.join('\n'), 'utf8'), next }
+}
+
+/**
+ * Encodes a batch as write slices, checking every event's serialized size against `maxEventBytes`
+ * before anything is returned (`EVENT_TOO_LARGE` naming `sessionId`). A batch of one slice costs no
+ * await; a larger one yields to the event loop between slices, so encoding never holds the loop for
+ * more than one slice.
+ */
+export function encodeBatch(
+  sessionId: string,
+  events: readonly SessionEvent[],
+  maxEventBytes: number,
+): Buffer[] | Promise<Buffer[]> {
+  const check = (event: SessionEvent, line: string) => {
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
+    if (line.length * 3 <= maxEventBytes) return
+    const size = Buffer.byteLength(line, 'utf8')
+    if (size > maxEventBytes) throw eventTooLarge(event, size, maxEventBytes, sessionId)
+  }
+  const first = encodeSlice(events, 0, check)
+  if (first.next === events.length) return [first.data]
+  return (async () => {
+    const slices = [first.data]
+    for (let next = first.next; next < events.length; ) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      const slice = encodeSlice(events, next, check)
+      slices.push(slice.data)
+      next = slice.next
+    }
+    return slices
+  })()
 }
 
 /** Whether `bytes` ends with a newline (an empty buffer does not). */

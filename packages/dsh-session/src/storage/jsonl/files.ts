@@ -33,13 +33,18 @@ export const nodeAppendIo: AppendIo = {
  * Writes all of `data` with `io.write` (one call unless the OS writes short), then one `io.sync`.
  */
 export async function writeDurably(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
+  await writeAll(io, handle, data)
+  await io.sync(handle)
+}
+
+/** Writes all of `data` with `io.write`, one call unless the OS writes short. */
+export async function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
   let done = 0
   while (done < data.length) {
     const written = await io.write(handle, done === 0 ? data : data.subarray(done))
     if (written <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
     done += written
   }
-  await io.sync(handle)
 }
 
 /**

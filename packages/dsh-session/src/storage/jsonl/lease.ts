@@ -47,7 +47,20 @@ export function sameFile(a: FileIdentity | undefined, b: FileIdentity | undefine
  */
 export function assertStillOwned(lease: Lease, sessionId: string, file: string): void {
   if (lease.failure !== undefined) throw lease.failure
-  if (!lease.lock.held()) {
+  let held: boolean
+  let found: FileIdentity | undefined
+  try {
+    held = lease.lock.held()
+    found = lease.identity === undefined ? undefined : identityOf(file)
+  } catch (error) {
+    throw new SessionError(
+      SessionErrorCode.STORAGE,
+      `session ${sessionId} (${file}): cannot check the lease and file before writing: ${String(error)}`,
+      { sessionId, file },
+      { cause: error },
+    )
+  }
+  if (!held) {
     lease.failure = new SessionError(
       SessionErrorCode.LEASE_LOST,
       `session ${sessionId} (${file}): another writer took over the lease (${lease.lock.path}); this writer stopped and writes nothing more`,
@@ -55,7 +68,7 @@ export function assertStillOwned(lease: Lease, sessionId: string, file: string):
     )
     throw lease.failure
   }
-  if (lease.identity !== undefined) assertSameFile(lease, sessionId, file, identityOf(file))
+  if (lease.identity !== undefined) assertSameFile(lease, sessionId, file, found)
 }
 
 /** `FILE_REPLACED` (recorded on the lease) unless `found` is the file the lease was taken on. */

@@ -40,6 +40,12 @@ export interface LockSubject {
 const UNREADABLE_GRACE_MS = 2_000
 const MAX_ATTEMPTS = 8
 
+/**
+ * Tokens of the locks this process holds now. A lock file naming this process with a token not in
+ * here was left behind by a release that failed half-way: nobody holds it, so it is taken over.
+ */
+const heldTokens = new Set<string>()
+
 /** A held lock. Release it once; releasing removes the file only while it is still this holder's. */
 export class FileLock {
   private readonly heartbeat: NodeJS.Timeout
@@ -77,6 +83,7 @@ export class FileLock {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         if (await placeExclusive(temp, path)) {
           placed = true
+          heldTokens.add(owner.token)
           return new FileLock(path, owner, handle, ino, ttlMs)
         }
         const found = await readOwner(path)
@@ -111,6 +118,7 @@ export class FileLock {
    */
   async release(): Promise<void> {
     clearInterval(this.heartbeat)
+    heldTokens.delete(this.owner.token)
     let failure: unknown
     try {
       const found = await readOwner(this.path)
@@ -216,11 +224,12 @@ async function removeStale(path: string, staleToken: string | undefined, myToken
  * Whether the lock's holder is dead. Another host's processes cannot be checked, so its lock is dead
  * only once its heartbeat (`ageMs`, the file's mtime) is older than the TTL. On this host: this
  * process is alive unless the lock carries another start token (a dead process that had this pid);
- * another pid is dead if it is gone, or if it now runs a process with another start token.
+ * another pid is dead if it is gone, or if it now runs a process with another start token. A lock of
+ * this very process is dead when no live `FileLock` here has its token (a release failed half-way).
  */
 function isDead(owner: LockOwner, ageMs: number, ttlMs: number): boolean {
   if (owner.hostname !== hostname()) return ageMs > ttlMs
-  if (owner.pid === process.pid) return owner.start !== ownStartToken
+  if (owner.pid === process.pid) return owner.start !== ownStartToken || !heldTokens.has(owner.token)
   try {
     process.kill(owner.pid, 0)
   } catch (error) {

@@ -2,26 +2,19 @@
  * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
  * a lock file per session so that only one writer (across processes) appends to it.
  */
-import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
-import type {
-  LoadReport,
-  SessionEvent,
-  SessionFileHeader,
-  SessionListing,
-  StorageProblem,
-} from '../../types.ts'
-import { eventTooLarge } from '../event-size.ts'
+import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
-import { decodeHeader, encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeDurably } from './files.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeAll } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
-import { readLines } from './lines.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
-import { type ScanState, scanSession } from './scan.ts'
+import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
+import { scanSession } from './scan.ts'
 
 /** Options of `JsonlStorage`. */
 export interface JsonlStorageOptions {
@@ -37,8 +30,6 @@ export interface JsonlStorageOptions {
    */
   readonly leaseTtlMs?: number
 }
-
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
 
 /**
  * `SessionStorage` over JSONL files. Each file is a header line then one event per line. `appendBatch`
@@ -96,11 +87,11 @@ export class JsonlStorage implements SessionStorage {
         createFileAtomically(this.dir, file, encodeHeader(header)),
       )
       if (!created) throw alreadyExists(id, file)
+      lease.identity = await this.fs(id, file, async () => identityOf(file))
     } catch (error) {
-      await this.release(id)
+      await this.release(id).catch(() => undefined)
       throw error
     }
-    lease.identity = identityOf(file)
     lease.nextSeq = 0
     lease.size = encodeHeader(header).length
   }
@@ -111,10 +102,12 @@ export class JsonlStorage implements SessionStorage {
     if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
     if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
     const lease = await this.takeLease(sessionId, file)
-    lease.identity = identityOf(file)
-    if (lease.identity === undefined) {
-      await this.release(sessionId)
-      throw notFound(sessionId, file)
+    try {
+      lease.identity = await this.fs(sessionId, file, async () => identityOf(file))
+      if (lease.identity === undefined) throw notFound(sessionId, file)
+    } catch (error) {
+      await this.release(sessionId).catch(() => undefined)
+      throw error
     }
   }
 
@@ -156,57 +149,21 @@ export class JsonlStorage implements SessionStorage {
   }
 
   /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
+  /** The headers of every session file, and the entries that are not readable sessions (see `listSessions`). */
+  list(): Promise<SessionListing> {
+    return listSessions(this.dir)
+  }
+
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const file = this.fileOf(sessionId)
-    const handle = await this.openForRead(sessionId, file)
+    const handle = await openForRead(sessionId, file)
     try {
       for await (const batch of scanSession(handle, file, sessionId, { nextSeq: 0, end: 0 })) {
         for (const event of batch) if (event.seq >= fromSeq) yield event
       }
     } finally {
-      await handle.close()
+      await closeReader(handle)
     }
-  }
-
-  /**
-   * The headers of every `*.jsonl` session file in the directory, oldest first; lock and temp files
-   * are skipped. A `.jsonl` entry that is not a readable session of its name (corrupt, unreadable,
-   * foreign, a bad file name) is reported in `problems` with its path and reason, never thrown; so is
-   * an unreadable directory. A missing directory lists as empty.
-   */
-  async list(): Promise<SessionListing> {
-    let names: string[]
-    try {
-      names = await readdir(this.dir)
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return { sessions: [], problems: [] }
-      return {
-        sessions: [],
-        problems: [{ path: this.dir, reason: `cannot list the directory: ${String(error)}` }],
-      }
-    }
-    const sessions: SessionFileHeader[] = []
-    const problems: StorageProblem[] = []
-    for (const name of names.sort()) {
-      if (!name.endsWith('.jsonl')) continue
-      const path = join(this.dir, name)
-      const id = name.slice(0, -'.jsonl'.length)
-      if (!SAFE_ID.test(id)) {
-        problems.push({ path, reason: 'the file name is not a usable session id' })
-        continue
-      }
-      try {
-        sessions.push(await this.readHeader(id, path))
-      } catch (error) {
-        const typed =
-          error instanceof SessionError
-            ? error
-            : storageError(`cannot read ${path}`, { sessionId: id, file: path }, error)
-        problems.push({ path, sessionId: id, reason: typed.message, error: typed })
-      }
-    }
-    sessions.sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
-    return { sessions, problems }
   }
 
   /**
@@ -244,17 +201,9 @@ export class JsonlStorage implements SessionStorage {
     if (first !== undefined) throw first
   }
 
-  /** Throws `EVENT_TOO_LARGE` for the first event of `events` whose line is over the limit. */
-  private checkSizes(sessionId: string, events: readonly SessionEvent[]): void {
-    for (const event of events) {
-      const size = Buffer.byteLength(JSON.stringify(event), 'utf8')
-      if (size > this.maxEventBytes) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
-    }
-  }
-
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
     const events: SessionEvent[] = []
-    const state = await this.scan(sessionId, file, (batch) => {
+    const state = await scanFile(sessionId, file, (batch) => {
       for (const event of batch) events.push(event)
     })
     const header = state.header
@@ -306,12 +255,13 @@ export class JsonlStorage implements SessionStorage {
       }
     }
     if (events.length === 0) return
-    const data = encodeBatch(events)
-    if (data.length > this.maxEventBytes) this.checkSizes(sessionId, events)
+    const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
+    const slices = Array.isArray(encoded) ? encoded : await encoded
     assertStillOwned(lease, sessionId, file)
     try {
       lease.handle ??= await this.openAppend(lease, sessionId, file)
-      await writeDurably(this.io, lease.handle, data)
+      for (const slice of slices) await writeAll(this.io, lease.handle, slice)
+      await this.io.sync(lease.handle)
     } catch (error) {
       const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
       const where = { sessionId, file, seq: expectedSeq }
@@ -334,7 +284,7 @@ export class JsonlStorage implements SessionStorage {
         error,
       )
     }
-    lease.size += data.length
+    for (const slice of slices) lease.size += slice.length
     lease.nextSeq = nextSeq + events.length
   }
 
@@ -389,43 +339,6 @@ export class JsonlStorage implements SessionStorage {
     }
   }
 
-  private async scan(
-    sessionId: string,
-    file: string,
-    onEvents: (events: SessionEvent[]) => void,
-  ): Promise<ScanState> {
-    const handle = await this.openForRead(sessionId, file)
-    const state: ScanState = { nextSeq: 0, end: 0 }
-    try {
-      for await (const batch of scanSession(handle, file, sessionId, state)) onEvents(batch)
-    } catch (error) {
-      if (error instanceof SessionError) throw error
-      throw storageError(`cannot read ${file}`, { sessionId, file }, error)
-    } finally {
-      await handle.close()
-    }
-    return state
-  }
-
-  private async readHeader(sessionId: string, file: string): Promise<SessionFileHeader> {
-    const handle = await this.openForRead(sessionId, file)
-    try {
-      for await (const lines of readLines(handle, 4096)) {
-        const first = lines[0]
-        if (first === undefined) continue
-        if (first.terminated) return decodeHeader(first.text, file, sessionId)
-        break
-      }
-    } finally {
-      await handle.close()
-    }
-    throw new SessionError(SessionErrorCode.CORRUPT_LOG, `${file}:1: the header line is incomplete`, {
-      sessionId,
-      file,
-      line: 1,
-    })
-  }
-
   private async takeLease(sessionId: string, file: string): Promise<Lease> {
     const lockPath = join(this.dir, `${sessionId}.lock`)
     const lock = await FileLock.acquire(lockPath, { sessionId, file }, this.leaseTtlMs).catch((error) => {
@@ -435,15 +348,6 @@ export class JsonlStorage implements SessionStorage {
     const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
     this.leases.set(sessionId, lease)
     return lease
-  }
-
-  private async openForRead(sessionId: string, file: string): Promise<FileHandle> {
-    try {
-      return await open(file, 'r')
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') throw notFound(sessionId, file)
-      throw storageError(`cannot open ${file}`, { sessionId, file }, error)
-    }
   }
 
   private async exists(sessionId: string, file: string): Promise<boolean> {
