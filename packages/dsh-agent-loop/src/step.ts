@@ -201,10 +201,7 @@ async function streamOnce(
         session.append('assistant/chunk', { turn, step, chunk: next.value })
         assembler.push(next.value)
       } else {
-        for (const chunk of accepted) {
-          session.append('assistant/chunk', { turn, step, chunk })
-          assembler.push(chunk)
-        }
+        logRepaired(session, assembler, turn, step, accepted)
       }
       if (sliceSpent()) await nextSlice()
     }
@@ -252,6 +249,20 @@ async function streamOnce(
   if (toolCalls.length > 0 && env.callIds !== undefined)
     for (const call of toolCalls) env.callIds.add(call.id)
   return { kind: 'answered', message, finish, toolCalls }
+}
+
+/** Logs and assembles the chunks the stream guard put in place of one it repaired. */
+function logRepaired(
+  session: Session,
+  assembler: BlockAssembler,
+  turn: number,
+  step: number,
+  chunks: readonly StreamChunk[],
+): void {
+  for (const chunk of chunks) {
+    session.append('assistant/chunk', { turn, step, chunk })
+    assembler.push(chunk)
+  }
 }
 
 /** A cancelled stream keeps its visible text as an `interrupted` assistant message. */
