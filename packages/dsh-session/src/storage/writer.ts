@@ -85,6 +85,11 @@ export class SessionWriter {
     return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }))
   }
 
+  /** Whether the unsynced queue is above the high-water mark, so that `ready()` would wait. */
+  get overHighWaterMark(): boolean {
+    return this.unsynced > this.highWaterMark
+  }
+
   /** The seq below which every event is durable. */
   get durableSeq(): number {
     return this.durable
