@@ -16,6 +16,7 @@ import {
   type Message,
   type RetryPolicy,
   type StreamChunk,
+  streamInLoopStep,
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
@@ -71,7 +72,7 @@ export async function callModel(env: ModelCallEnv, position: TurnPosition): Prom
     if (preparing !== undefined) await preparing
     env.firstRequest = false
     await untilAborted(env.session.flush(), position.signal)
-    const request = buildLoopRequest(env.session, position.signal)
+    const request = buildLoopRequest(env.session, position)
     const outcome = await streamOnce(env, position, request)
     if (outcome.kind !== 'failed') return outcome
     const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
@@ -117,7 +118,7 @@ async function streamOnce(
   const assembler = new BlockAssembler()
   let iterator: AsyncIterator<StreamChunk>
   try {
-    iterator = env.llm.stream(request)[Symbol.asyncIterator]()
+    iterator = streamInLoopStep(env.llm, request)[Symbol.asyncIterator]()
   } catch (error) {
     return { kind: 'failed', failure: streamFailure(error) }
   }

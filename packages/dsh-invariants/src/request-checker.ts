@@ -48,7 +48,7 @@ export class RequestChecker {
   verify(request: LlmRequest, mark: LoopRequestMark): Violation | undefined {
     const base = { check: 'request-reconstruction', sessionId: mark.sessionId } as const
     const session = this.sessions.get(mark.sessionId)
-    const subject = `the request marked for session ${mark.sessionId} at log length ${mark.logLength}`
+    const subject = describeMark(mark)
     if (session === undefined) {
       return { ...base, message: `${subject} names a session that is not open in this context` }
     }
@@ -104,4 +104,11 @@ export class RequestChecker {
 function shell(header: HeaderState, mark: LoopRequestMark): Shell {
   const request = composeRequest(header.header, [], { sessionId: mark.sessionId })
   return { header, request, prefix: header.header.messagePrefix ?? [] }
+}
+
+/** How messages name a marked request: `the request marked for session S at log length N (turn T step K)`. */
+export function describeMark(mark: LoopRequestMark): string {
+  const step =
+    mark.turn === undefined || mark.step === undefined ? '' : ` (turn ${mark.turn} step ${mark.step})`
+  return `the request marked for session ${mark.sessionId} at log length ${mark.logLength}${step}`
 }

@@ -20,11 +20,18 @@ declare module 'cordis' {
 }
 
 /**
+ * A check of each request at the adapter boundary (see `LlmRuntime.guard`): returns to let it through,
+ * throws to stop it.
+ */
+export type AdapterGuard = (request: LlmRequest) => void
+
+/**
  * The model runtime service (`ctx.llm`). Holds one adapter per provider name and runs every
  * model call through the `llm/stream` waterfall.
  */
 export class LlmRuntime extends Service {
   private readonly adapters = new Map<string, LlmAdapter>()
+  private readonly guards = new Set<AdapterGuard>()
   private readonly bus: EventBus
 
   constructor(ctx: Context) {
@@ -71,6 +78,25 @@ export class LlmRuntime extends Service {
     }
   }
 
+  /**
+   * Adds a check called with every request at the last boundary: when the `llm/stream` chain reaches
+   * its innermost step, just before the adapter is looked up and called. A guard that throws stops
+   * the request (the adapter is not called); the error propagates out of the `next()` call that
+   * reached the adapter, like a listener's error. An effect of the calling plugin; returns a disposer.
+   */
+  guard(check: AdapterGuard): () => void {
+    const guards = this.guards
+    const dispose = this.ctx.effect(() => {
+      guards.add(check)
+      return () => {
+        guards.delete(check)
+      }
+    }, 'llm adapter guard')
+    return () => {
+      dispose()
+    }
+  }
+
   /** The adapter registered for `provider`, if any. */
   adapterFor(provider: string): LlmAdapter | undefined {
     return this.adapters.get(provider)
@@ -90,14 +116,16 @@ export class LlmRuntime extends Service {
    *   `finish` — `{kind: 'aborted'}` (code `ABORTED`) if `request.signal` is aborted, else
    *   `{kind: 'error'}` carrying the thrown `LlmError`'s failure or code `ADAPTER_THREW`.
    *
-   * Errors thrown by `llm/stream` listeners themselves are NOT contained: they propagate to the
+   * Guards (`guard`) run when the chain reaches the innermost step, with the request as it arrives
+   * there. Errors thrown by guards and by `llm/stream` listeners themselves are NOT contained: they propagate to the
    * caller, synchronously from this call or from the iteration. A checker wrapping the stream must
    * be able to fail loudly.
    */
   stream(request: LlmRequest): AsyncIterable<StreamChunk> {
-    return this.bus.waterfall('llm/stream', request, () =>
-      guardedStream(this.adapters.get(request.provider), request),
-    )
+    return this.bus.waterfall('llm/stream', request, (): AsyncIterable<StreamChunk> => {
+      for (const guard of this.guards) guard(request)
+      return guardedStream(this.adapters.get(request.provider), request)
+    })
   }
 }
 
