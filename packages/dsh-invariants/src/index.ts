@@ -1,5 +1,6 @@
 export { compareRequests, type Difference, firstDifference } from './compare.ts'
 export { formatViolation, InvariantError, InvariantErrorCode } from './errors.ts'
+export { type LogCheckCounts, SessionLogChecker } from './log-checker.ts'
 export { LogGrammar, type LogOrigin } from './log-grammar.ts'
 export { type ModelCall, splitModelCalls } from './model-calls.ts'
 export { checkSessionLog } from './offline.ts'

@@ -13,6 +13,7 @@ import {
   type SessionParent,
   sessionEventDefinition,
 } from 'dsh-session'
+import { CallAssembly } from './message-chunks.ts'
 import type { CheckSink } from './registry.ts'
 import type { Violation } from './types.ts'
 
@@ -31,6 +32,8 @@ interface StepState {
   readonly openedAt: number
   /** Tool calls by id, in the order they were proposed. */
   readonly calls: Map<string, CallState>
+  /** The chunks of the step's model call in progress. */
+  readonly output: CallAssembly
 }
 
 interface TurnState {
@@ -74,7 +77,13 @@ const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call
  * - `tool/result`: only for a call of the open step (proposed, or announced by `tool/call`) that has
  *   no result yet; its block's `toolCallId` and its source's `callId` agree. A result for a call
  *   with no `tool/call` logged answers a call that never started (crash repair's `TOOL_NOT_STARTED`,
- *   cancellation), so it must be an error result (`error` set or `isError: true`).
+ *   cancellation), so it must be an error result (`error` set or `isError: true`). Results of
+ *   proposed calls come in the order the model proposed the calls.
+ * - Tool adjacency: while calls of the step's `assistant/message` wait for results, no `user/message`
+ *   and no other `assistant/message` may stand.
+ * - `assistant/message` (appended to the surface): equals what the `BlockAssembler` makes of the
+ *   `assistant/chunk` events of its model call — its assembled prefix (`interruptedBlocks`) when
+ *   `interrupted`. A call ends at its `finish` chunk, a `request/retry`, or a tool, step or turn event.
  * - `agent/inbox/spliced`: applies to the inbox folded so far (`applyInboxSplice`).
  * - `session/end-seed`: only as a fork's seed marker — once, between turns, at the seed length.
  * - `user/message` may stand anywhere; so may other event types, unless their definition
@@ -175,6 +184,11 @@ export class LogGrammar {
         if (!('nextTurn' in result)) out.push(result)
         break
       }
+      case 'user/message': {
+        const waiting = this.waitingCalls()
+        if (waiting !== undefined) report(`carries message ${event.data.id}, which ${waiting}`)
+        break
+      }
       default:
         if (turn === undefined && sessionEventDefinition(type)?.enclosure === 'turn') {
           report('stands between turns, but its event definition says it belongs inside an open turn')
@@ -216,6 +230,16 @@ export class LogGrammar {
         }
         return
       }
+      case 'assistant/message': {
+        const waiting = this.waitingCalls()
+        if (waiting !== undefined) report(`carries message ${event.data.message.id}, which ${waiting}`)
+        const surface = event.surface
+        if (surface === undefined || surface.op === 'append') {
+          const problem = step.output.check(event.data)
+          if (problem !== undefined) report(problem)
+        }
+        return
+      }
       case 'assistant/chunk':
         if (!this.headerSeen && !this.headerlessChunkReported) {
           report(
@@ -253,11 +277,29 @@ export class LogGrammar {
         } else if (call.calledAt === undefined && event.data.error === undefined && block.isError !== true) {
           report(`answers call ${callId}, which never started (no tool/call), with a non-error result`)
         }
+        if (call?.proposed === true && call.answeredAt === undefined) {
+          const due = [...step.calls].find(([, other]) => other.proposed && other.answeredAt === undefined)
+          if (due !== undefined && due[0] !== callId) {
+            report(
+              `answers call ${callId} while call ${due[0]}, proposed before it, has no result: results follow the order the model made the calls`,
+            )
+          }
+        }
         return
       }
       default:
         return
     }
+  }
+
+  /** What a message standing now would break: the step's calls still waiting, or `undefined`. */
+  private waitingCalls(): string | undefined {
+    const step = this.turn?.step
+    if (step === undefined) return undefined
+    const waiting: string[] = []
+    for (const [id, call] of step.calls) if (call.proposed && call.answeredAt === undefined) waiting.push(id)
+    if (waiting.length === 0) return undefined
+    return `stands between the tool calls of step ${step.step} and their results (unanswered: ${waiting.join(', ')}): results follow their calls directly`
   }
 
   private spliced(event: SessionEvent & { type: 'agent/inbox/spliced' }): InboxState | Violation {
@@ -302,7 +344,12 @@ export class LogGrammar {
       case 'step/start':
         if (turn === undefined || turn.step !== undefined) return
         turn.lastStep = event.data.step
-        turn.step = { step: event.data.step, openedAt: event.seq, calls: new Map() }
+        turn.step = {
+          step: event.data.step,
+          openedAt: event.seq,
+          calls: new Map(),
+          output: new CallAssembly(),
+        }
         return
       case 'step/end':
         if (turn !== undefined) turn.step = undefined
@@ -312,16 +359,20 @@ export class LogGrammar {
         return
       case 'assistant/chunk':
         if (!this.headerSeen) this.headerlessChunkReported = true
+        turn?.step?.output.chunk(event.data.chunk, event.seq)
         return
       case 'assistant/message':
+        turn?.step?.output.end()
         for (const block of event.data.message.content) {
           if (block.type === 'tool-call') this.call(block.id).proposed = true
         }
         return
       case 'tool/call':
+        turn?.step?.output.end()
         this.call(event.data.callId).calledAt ??= event.seq
         return
       case 'tool/result': {
+        turn?.step?.output.end()
         const block: ToolResultBlock = event.data.message.content[0]
         this.call(block.toolCallId).answeredAt ??= event.seq
         return
@@ -336,6 +387,8 @@ export class LogGrammar {
         this.seedEndAt ??= event.seq
         return
       default:
+        // A retry (agent-loop's `request/retry`) ends the model call its chunks belonged to.
+        if ((event.type as string) === 'request/retry') turn?.step?.output.end()
         return
     }
   }

@@ -93,11 +93,39 @@ export class RequestChecker {
       request,
       prefix.length,
     )
-    if (problem === undefined) return undefined
+    if (problem !== undefined) {
+      return {
+        ...base,
+        message: `${subject} is not what the log implies (header at seq ${header.seq}): ${problem}`,
+      }
+    }
+    return adjacencyViolation(state.fold, prefix.length, subject, base)
+  }
+}
+
+/**
+ * The tool-adjacency verdict on a request derived from `fold`: the first problem the history gained
+ * since the previous request, or calls still unanswered when the request is sent. `offset` is the
+ * number of prefix messages before the history in the request.
+ */
+export function adjacencyViolation<T extends object>(
+  fold: RequestFold,
+  offset: number,
+  subject: string,
+  base: T,
+): (T & { readonly message: string }) | undefined {
+  const [broken] = fold.takeAdjacencyProblems()
+  if (broken !== undefined) {
     return {
       ...base,
-      message: `${subject} is not what the log implies (header at seq ${header.seq}): ${problem}`,
+      message: `${subject} breaks tool adjacency at messages[${offset + broken.index}]: ${broken.message}`,
     }
+  }
+  const unanswered = fold.unansweredCalls
+  if (unanswered.length === 0) return undefined
+  return {
+    ...base,
+    message: `${subject} is sent while tool call(s) ${unanswered.join(', ')} of messages[${offset + fold.unansweredAt}] have no result`,
   }
 }
 
