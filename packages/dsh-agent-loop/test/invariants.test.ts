@@ -94,7 +94,11 @@ describe('a real agent turn with every check mounted', () => {
     const recorded = readRecordedLog(file)
     expect(recorded.events).toEqual(session.events)
     requireFreshBuild()
-    expect(run('check', file)).toEqual({ status: 0, stdout: '', stderr: '' })
+    expect(run('check', file)).toEqual({
+      status: 0,
+      stdout: `dsh-invariants: checked 1 file: ${session.events.length} events, 2 turns, 3 requests re-derived, 0 violations\n`,
+      stderr: '',
+    })
     const printed = run('requests', file)
     expect(
       printed.stdout
