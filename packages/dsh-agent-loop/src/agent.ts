@@ -11,20 +11,28 @@ import {
   llmFailure,
   type Message,
   type RetryPolicy,
+  type TurnEndReason,
   type TurnTrigger,
   type UserMessage,
   untraced,
+  userText,
 } from 'dsh-llm'
-import type { Session } from 'dsh-session'
+import type { Session, SessionEvent } from 'dsh-session'
 import { TurnCancellation } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
 import { ReactLoopInbox } from './inbox.ts'
 import { Outbox } from './outbox.ts'
 import { composeSessionPrefix } from './prefix.ts'
+import { Prompts } from './prompts.ts'
 import type { ModelCallEnv } from './step.ts'
 import type { ToolBatchEnv } from './tool-exec.ts'
 import { runTurn, type TurnHost } from './turn.ts'
+import type { TurnResult } from './turn-result.ts'
+import { type TurnStream, turnStream } from './turn-stream.ts'
 import type { Agent, AgentOptions, AgentStatus, CancelOptions, SendOptions } from './types.ts'
+
+/** The step limit of a turn when `maxSteps` is not given. */
+export const DEFAULT_MAX_STEPS = 50
 
 /** What the AgentLoop service gives each agent it creates. */
 export interface AgentSetup {
@@ -62,6 +70,9 @@ export class LoopAgent implements Agent {
   private readonly flushes = new Set<Promise<void>>()
   private prefix: readonly Message[] | undefined
   private readonly bus: EventBus
+  private readonly prompts: Prompts
+  /** The number of the open turn, from `turn/start` until `turn/end`. */
+  private currentTurn: number | undefined
 
   constructor(private readonly setup: AgentSetup) {
     const { ctx, session, options } = setup
@@ -71,10 +82,18 @@ export class LoopAgent implements Agent {
     const toolRegistry = untraced(ctx.tools)
     this.bus = bus
     this.session = session
+    const prompts = new Prompts(session)
+    this.prompts = prompts
     this.inbox = new ReactLoopInbox(untraced(ctx.sessionProjections), session, {
       inserted: (message) => bus.emit('agent/inbox/inserted', [this, { message }]),
-      discarded: (message) => bus.emit('agent/inbox/discarded', [this, { message }]),
-      claimed: (message, turn) => bus.emit('agent/inbox/claimed', [this, { message, turn }]),
+      discarded: (message) => {
+        bus.emit('agent/inbox/discarded', [this, { message }])
+        prompts.discarded(message.id)
+      },
+      claimed: (message, turn) => {
+        prompts.claimed(message.id, turn)
+        bus.emit('agent/inbox/claimed', [this, { message, turn }])
+      },
     })
     const currentPrefix = (): readonly Message[] => this.prefix ?? EMPTY_PREFIX
     const model: ModelCallEnv = {
@@ -107,11 +126,13 @@ export class LoopAgent implements Agent {
       outbox: this.outbox,
       model,
       tools,
-      maxSteps: options.maxSteps,
+      // Infinity (explicitly asked for) never stops a turn.
+      maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
       sessionPrefix: (signal) => this.sessionPrefix(signal),
       report: (error) => this.report(error),
       turnClosed: () => {
         this.cancellation = undefined
+        this.currentTurn = undefined
       },
     }
   }
@@ -130,6 +151,61 @@ export class LoopAgent implements Agent {
     this.inbox.append(target, message)
     if (options.wakeup === false) return
     this.wake({ kind: 'send', target })
+  }
+
+  prompt(input: string | UserMessage): Promise<TurnResult> {
+    try {
+      return this.promptTurn(input).promise
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  stream(input: string | UserMessage): TurnStream {
+    const sessionId = this.session.id
+    // Listening starts before the send: its insert, `turn/start` and claim are committed inside it.
+    const early: SessionEvent[] = []
+    let forward = (event: SessionEvent): void => {
+      early.push(event)
+    }
+    const dispose = this.setup.ctx.on('session/event', (session, event) => {
+      if (session.id === sessionId) forward(event)
+    })
+    let tracked: ReturnType<LoopAgent['promptTurn']> | undefined
+    let result: Promise<TurnResult>
+    try {
+      tracked = this.promptTurn(input)
+      result = tracked.promise
+    } catch (error) {
+      result = Promise.reject(error)
+    }
+    const found = tracked
+    return turnStream({
+      subscribe: (listener) => {
+        for (const event of early) listener(event)
+        early.length = 0
+        forward = listener
+        return () => {
+          dispose()
+        }
+      },
+      turn: () => found?.turn(),
+      result,
+    })
+  }
+
+  /** Sends `input` as a next-turn message with a prompt waiting for the turn that claims it. */
+  private promptTurn(input: string | UserMessage): ReturnType<Prompts['track']> {
+    this.assertAlive('prompt')
+    const message = typeof input === 'string' ? userText(input) : input
+    const tracked = this.prompts.track(message.id)
+    try {
+      this.send(message)
+    } catch (error) {
+      this.prompts.refuse(message.id, error instanceof Error ? error : new Error(describeError(error)))
+      throw error
+    }
+    return tracked
   }
 
   steer(message: UserMessage): void {
@@ -182,6 +258,12 @@ export class LoopAgent implements Agent {
   private async shutdown(): Promise<void> {
     this.cancel('disposed', { keepInbox: true })
     await this.whenIdle()
+    this.prompts.abandon(
+      new AgentLoopError(
+        AgentLoopErrorCode.AGENT_DISPOSED,
+        `agent ${this.id} was disposed before the prompted turn ran (session ${this.session.id})`,
+      ),
+    )
     try {
       await this.setup.release(this)
     } catch (error) {
@@ -232,11 +314,13 @@ export class LoopAgent implements Agent {
     this.session.append('turn/start', { turn, trigger })
     const cancellation = new TurnCancellation()
     this.cancellation = cancellation
+    this.currentTurn = turn
     this.wakeRequested = false
     try {
       return { turn, cancellation, batch: this.inbox.claim(turn, true) }
     } catch (error) {
       this.cancellation = undefined
+      this.currentTurn = undefined
       const failure = llmFailure(
         AgentLoopErrorCode.LOOP_FAILED,
         `claiming the inbox failed: ${describeError(error)}`,
@@ -250,22 +334,29 @@ export class LoopAgent implements Agent {
     let current: OpenTurn | undefined = first
     try {
       while (current !== undefined) {
-        await runTurn(this.host, current.turn, current.batch, current.cancellation)
+        const reason: TurnEndReason = await runTurn(
+          this.host,
+          current.turn,
+          current.batch,
+          current.cancellation,
+        )
+        this.prompts.settle(current.turn, reason)
         const aborted = current.cancellation.cause !== undefined
         if (this.outbox.size > 0) this.drainLateContext()
         current = this.nextQueuedTurn(aborted)
       }
     } catch (error) {
       this.cancellation = undefined
-      this.report(
-        new AgentLoopError(
-          AgentLoopErrorCode.LOOP_FAILED,
-          `agent ${this.id} stopped: ${describeError(error)}`,
-          {
-            cause: error,
-          },
-        ),
+      this.currentTurn = undefined
+      const stopped = new AgentLoopError(
+        AgentLoopErrorCode.LOOP_FAILED,
+        `agent ${this.id} stopped: ${describeError(error)}`,
+        { cause: error },
       )
+      // No prompt will settle normally now: they hear why (and stderr only if nobody does).
+      const heard = this.prompts.watches(current?.turn)
+      this.prompts.abandon(stopped)
+      this.report(stopped, heard)
     } finally {
       this.driver = undefined
       this.setStatus('idle')
@@ -320,7 +411,20 @@ export class LoopAgent implements Agent {
     this.bus.emit('agent/status', [this, status])
   }
 
-  private report(error: HarnessError): void {
-    this.bus.emit('agent/error', [this, error])
+  /**
+   * Emits `agent/error`. An error nobody listens to is not swallowed: it becomes the cause of the
+   * prompt waiting for the open turn, or else one line on stderr.
+   */
+  private report(error: HarnessError, heardByPrompt = false): void {
+    const listeners = this.bus.emit('agent/error', [this, error])
+    const turn = this.currentTurn
+    if (turn !== undefined && this.prompts.watches(turn)) {
+      this.prompts.noteError(turn, error)
+      return
+    }
+    if (listeners > 0 || heardByPrompt) return
+    process.stderr.write(
+      `dsh: agent ${this.id} (session ${this.session.id}): unhandled agent/error ${error.code}: ${error.message}\n`,
+    )
   }
 }

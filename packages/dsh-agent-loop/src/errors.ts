@@ -32,6 +32,18 @@ export const AgentLoopErrorCode = {
   LOOP_FAILED: 'LOOP_FAILED',
   /** An awaited operation was cut short by cancellation. */
   ABORTED: 'ABORTED',
+  /** `prompt`: the turn ended `error` (the provider failure or loop failure is the cause). */
+  TURN_FAILED: 'TURN_FAILED',
+  /** `prompt`: the turn was cancelled, or the prompt was discarded from the inbox before its turn. */
+  TURN_CANCELLED: 'TURN_CANCELLED',
+  /** `prompt`: an `agent/pre-step` listener rejected the turn. */
+  TURN_BLOCKED: 'TURN_BLOCKED',
+  /** `prompt`: the turn reached its step limit (`maxSteps`) with work left. */
+  STEP_LIMIT: 'STEP_LIMIT',
+  /** A plugin the agent loop needs (`LlmRuntime`, `Sessions`, `ToolRegistry`) is not mounted. */
+  MISSING_PLUGIN: 'MISSING_PLUGIN',
+  /** `create`/`resume`: no adapter is registered for the provider. */
+  UNKNOWN_PROVIDER: 'UNKNOWN_PROVIDER',
 } as const
 
 /** One of the agent loop's error codes. */

@@ -213,7 +213,7 @@ export function recordHeader(session: Session, header: RequestHeader, firstOfIns
 }
 
 /**
- * Builds the request from the log as it stands: `composeRequest(latest header, deriveMessages())`,
+ * Builds the request from the log as it stands: `composeRequest(latest header, deriveHistory())`,
  * marked with the session, the log length it saw and the step it is for (the loop streams it with
  * `streamInLoopStep`, so the mark reaches the adapter boundary whatever listeners do with the object).
  * Call it right after the durability barrier. Throws `TypeError` when the log has no header yet (the
@@ -227,7 +227,7 @@ export function buildLoopRequest(
   const state = session.requestHeader()
   if (state === undefined)
     throw new TypeError(`session ${session.id} has no request/header to build a request from`)
-  const request = composeRequest(state.header, session.deriveMessages(), { sessionId: session.id, signal })
+  const request = composeRequest(state.header, session.deriveHistory(), { sessionId: session.id, signal })
   markLoopRequest(request, {
     sessionId: session.id,
     logLength: session.seq,

@@ -9,7 +9,7 @@ import type { Agent, AgentLoopConfig, AgentOptions, ResumeOptions } from './type
 
 declare module 'cordis' {
   interface Context {
-    agentLoop: AgentLoop
+    agentLoop: AgentLoopService
   }
 }
 
@@ -28,7 +28,7 @@ function checkOptions(where: string, options: ResumeOptions): void {
     throw invalid(`${where}: model must be a non-empty string, got ${JSON.stringify(options.model)}`)
   }
   const { maxSteps, tools, system } = options
-  if (maxSteps !== undefined && (!Number.isSafeInteger(maxSteps) || maxSteps < 1)) {
+  if (maxSteps !== undefined && maxSteps !== Infinity && (!Number.isSafeInteger(maxSteps) || maxSteps < 1)) {
     throw invalid(`${where}: maxSteps must be an integer >= 1, got ${JSON.stringify(maxSteps)}`)
   }
   if (tools !== undefined && (!Array.isArray(tools) || !tools.every((name) => typeof name === 'string'))) {
@@ -39,12 +39,41 @@ function checkOptions(where: string, options: ResumeOptions): void {
   }
 }
 
+const REQUIRED = [
+  ['llm', 'LlmRuntime'],
+  ['sessions', 'Sessions'],
+  ['sessionProjections', 'Sessions'],
+  ['tools', 'ToolRegistry'],
+] as const
+
+/** Throws `MISSING_PLUGIN` naming the first service the agent loop needs that `ctx` lacks. */
+function requirePlugins(ctx: Context): void {
+  for (const [service, plugin] of REQUIRED) {
+    if (ctx.reflect.get(service, false) !== undefined) continue
+    throw new AgentLoopError(
+      AgentLoopErrorCode.MISSING_PLUGIN,
+      `AgentLoop needs ctx.${service}, which the ${plugin} plugin provides: await app.plugin(${plugin}) before app.plugin(AgentLoop)`,
+    )
+  }
+}
+
+/** Throws `UNKNOWN_PROVIDER` when no adapter is registered for `provider`. */
+function requireProvider(where: string, ctx: Context, provider: string): void {
+  const registered = ctx.llm.providers()
+  if (registered.includes(provider)) return
+  const names = registered.length === 0 ? 'none' : registered.map((name) => JSON.stringify(name)).join(', ')
+  throw new AgentLoopError(
+    AgentLoopErrorCode.UNKNOWN_PROVIDER,
+    `${where}: no adapter is registered for provider ${JSON.stringify(provider)} (registered: ${names}); call app.llm.registerAdapter(${JSON.stringify(provider)}, adapter) first`,
+  )
+}
+
 /**
  * The agent loop service (`ctx.agentLoop`). Registers the standard `inbox` projection on
  * `ctx.sessionProjections` for its lifetime, and disposes its agents when it unloads.
  * At most one live agent drives a session.
  */
-export class AgentLoop extends Service {
+export class AgentLoopService extends Service {
   static inject = ['llm', 'sessions', 'sessionProjections', 'tools']
 
   private readonly home: Context
@@ -70,11 +99,13 @@ export class AgentLoop extends Service {
   /**
    * Creates an agent over `options.session` (a live session the caller keeps owning), or over a new
    * session (with `options.sessionId`, or a fresh id) that the agent closes on `dispose`. Emits
-   * `agent/created`. Rejects with `INVALID_OPTIONS` (bad options, retry policy included) or
+   * `agent/created`. Rejects with `INVALID_OPTIONS` (bad options, retry policy included),
+   * `UNKNOWN_PROVIDER` (no adapter registered for `options.provider`) or
    * `SESSION_BUSY` (another live agent drives the session, or it has an open turn).
    */
   async create(options: AgentOptions): Promise<Agent> {
     checkOptions('agentLoop.create', options)
+    requireProvider('agentLoop.create', this.home, options.provider)
     const policy = resolveRetryPolicy(options.retry ?? {})
     if (options.session !== undefined) {
       return this.start(options.session, false, options, policy)
@@ -93,6 +124,7 @@ export class AgentLoop extends Service {
    */
   async resume(sessionId: SessionId, options: ResumeOptions): Promise<Agent> {
     checkOptions('agentLoop.resume', options)
+    requireProvider('agentLoop.resume', this.home, options.provider)
     const policy = resolveRetryPolicy(options.retry ?? {})
     const live = this.home.sessions.get(sessionId)
     if (live !== undefined) return this.start(live, false, options, policy)
@@ -150,3 +182,21 @@ export class AgentLoop extends Service {
     return agent
   }
 }
+
+/**
+ * The AgentLoop plugin: `await app.plugin(AgentLoop, config?)` provides `ctx.agentLoop`. Mount
+ * `LlmRuntime`, `Sessions` and `ToolRegistry` first: mounting it without one of them rejects with
+ * `AgentLoopError` `MISSING_PLUGIN` naming the plugin (cordis alone would leave it pending in
+ * silence, and `app.agentLoop` undefined). Unloading any of them unloads the agent loop too.
+ */
+export const AgentLoop = {
+  name: 'AgentLoop',
+  async apply(ctx: Context, config: AgentLoopConfig = {}): Promise<void> {
+    requirePlugins(ctx)
+    // Awaited so that `await app.plugin(AgentLoop)` resolves once `ctx.agentLoop` is there.
+    await ctx.plugin(AgentLoopService, config)
+  },
+}
+
+/** The agent loop service, as `ctx.agentLoop`. */
+export type AgentLoop = AgentLoopService

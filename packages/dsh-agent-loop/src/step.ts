@@ -24,6 +24,7 @@ import { abortWatchers, sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
+import { nextSlice, sliceSpent } from './time-slice.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
 
@@ -142,6 +143,7 @@ async function streamOnce(
       }
       session.append('assistant/chunk', { turn, step, chunk: next.value })
       assembler.push(next.value)
+      if (sliceSpent()) await nextSlice()
     }
     return ABORTED
   }

@@ -4,7 +4,6 @@
  */
 import type { ContentBlock, EventBus, ToolCallBlock, UserMessage } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
-import { z } from 'zod'
 import { isAbort, throwIfAborted, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
@@ -97,14 +96,15 @@ async function executeChecked(
       `${label}: arguments are not valid JSON: ${describeError(error)}`,
     )
   }
-  const parsed = tool.definition.parameters.safeParse(json)
-  if (!parsed.success) {
+  const checking = tool.check(json)
+  const checked = checking instanceof Promise ? await checking : checking
+  if (!checked.ok) {
     return failedCall(
       AgentLoopErrorCode.INVALID_TOOL_ARGUMENTS,
-      `${label}: arguments do not match the schema: ${z.prettifyError(parsed.error)}`,
+      `${label}: arguments do not match the schema: ${checked.problems}`,
     )
   }
-  const args: unknown = parsed.data
+  const args: unknown = checked.value
   // Listener inputs are built only when someone listens; `tools/post-execute` sees what
   // `tools/pre-execute` listeners saw (and any change they made to it).
   let input: ToolPreExecuteInput | undefined

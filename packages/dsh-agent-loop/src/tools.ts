@@ -1,8 +1,8 @@
 /** `ctx.tools`: the registry of tools the model may call. */
 import { type Context, Service } from 'cordis'
-import { frozenCopy, type JsonSchema, type ToolSchema } from 'dsh-llm'
-import { z } from 'zod'
+import { frozenCopy, type ToolSchema } from 'dsh-llm'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { type ArgsCheck, compileToolSchema, type ToolParameters } from './tool-schema.ts'
 import type { ToolDefinition, ToolInfo, ToolMode } from './types.ts'
 
 declare module 'cordis' {
@@ -11,32 +11,19 @@ declare module 'cordis' {
   }
 }
 
-/** A registered tool: its definition plus the JSON Schema derived once at registration. */
+/** A registered tool: its definition plus the JSON Schema and validator resolved once at registration. */
 export interface RegisteredTool {
   readonly definition: ToolDefinition
   readonly info: ToolInfo
   readonly schema: ToolSchema
+  /** Validates parsed arguments against `definition.parameters`. */
+  check(args: unknown): ArgsCheck | Promise<ArgsCheck>
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 function invalid(message: string): AgentLoopError {
   return new AgentLoopError(AgentLoopErrorCode.INVALID_OPTIONS, message)
-}
-
-function jsonSchemaOf(definition: ToolDefinition): JsonSchema {
-  let schema: Record<string, unknown>
-  try {
-    schema = z.toJSONSchema(definition.parameters) as Record<string, unknown>
-  } catch (error) {
-    throw new AgentLoopError(
-      AgentLoopErrorCode.INVALID_OPTIONS,
-      `tools.register: tool "${definition.name}" parameters cannot be converted to JSON Schema`,
-      { cause: error },
-    )
-  }
-  const { $schema: _dialect, ...rest } = schema
-  return frozenCopy(rest)
 }
 
 /**
@@ -54,11 +41,13 @@ export class ToolRegistry extends Service {
 
   /**
    * Registers a tool; an effect of the calling fiber (it goes away when that plugin unloads, or
-   * when the returned disposer is called). Converts `parameters` to JSON Schema (`z.toJSONSchema`,
-   * without `$schema`). Throws `AgentLoopError` `DUPLICATE_TOOL` for a taken name and
+   * when the returned disposer is called). `parameters` is a Standard Schema validator whose JSON
+   * Schema comes from the library (Standard JSON Schema: zod 4, arktype) or from `jsonSchema`
+   * (zod 3, valibot), or a plain JSON Schema object validated with Ajv; the JSON Schema is offered
+   * without `$schema`. Throws `AgentLoopError` `DUPLICATE_TOOL` for a taken name and
    * `INVALID_OPTIONS` for a bad name, mode, description or schema; nothing is registered then.
    */
-  register<S extends z.ZodType>(definition: ToolDefinition<S>): () => void {
+  register<S extends ToolParameters>(definition: ToolDefinition<S>): () => void {
     const { name } = definition
     if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
       throw invalid(`tools.register: name ${JSON.stringify(name)} must be 1-64 characters of [A-Za-z0-9_-]`)
@@ -81,11 +70,13 @@ export class ToolRegistry extends Service {
         `tools.register: tool "${name}" is already registered`,
       )
     }
+    const compiled = compileToolSchema(name, definition.parameters, definition.jsonSchema)
     const erased = definition as unknown as ToolDefinition
     const entry: RegisteredTool = Object.freeze({
       definition: erased,
       info: Object.freeze({ name, description: definition.description, mode }),
-      schema: frozenCopy({ name, description: definition.description, parameters: jsonSchemaOf(erased) }),
+      schema: frozenCopy({ name, description: definition.description, parameters: compiled.jsonSchema }),
+      check: compiled.check,
     })
     const registered = this.registered
     const revision = this.revision

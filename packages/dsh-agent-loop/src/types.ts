@@ -4,6 +4,7 @@
  */
 import type {
   ContentBlock,
+  JsonSchema,
   LlmCallConfig,
   LlmFailure,
   Message,
@@ -13,8 +14,10 @@ import type {
   UserMessage,
 } from 'dsh-llm'
 import type { InboxTarget, Session } from 'dsh-session'
-import type { z } from 'zod'
 import type { Inbox } from './inbox.ts'
+import type { ToolArgs, ToolParameters } from './tool-schema.ts'
+import type { TurnResult } from './turn-result.ts'
+import type { TurnStream } from './turn-stream.ts'
 
 /** Closed: what an agent is doing. `running` from the moment a turn opens until the queue is empty. */
 export type AgentStatus = 'idle' | 'running'
@@ -55,6 +58,22 @@ export interface Agent {
    * Throws `INVALID_INBOX_MUTATION` if the message id is already pending.
    */
   send(message: UserMessage, options?: SendOptions): void
+  /**
+   * The one-call API: sends `input` (a string becomes a user text message) as a waking next-turn
+   * message and resolves with the result of the turn that claims it (`text`, `message`, `usage`,
+   * `stopReason`, `steps`), once that turn has ended `completed` or `max-tokens`. Rejects with a
+   * `TurnError`: `TURN_FAILED` (ended `error`; `cause` is the provider or loop error),
+   * `TURN_CANCELLED` (cancelled, or discarded from the inbox before its turn), `TURN_BLOCKED`,
+   * `STEP_LIMIT`; with `AGENT_DISPOSED` after or during `dispose()`. Errors of a prompted turn reach
+   * the caller this way even with no `agent/error` listener.
+   */
+  prompt(input: string | UserMessage): Promise<TurnResult>
+  /**
+   * Like `prompt`, but also yields the turn's session events as they are committed, from its
+   * `turn/start` to its `turn/end`; iteration then throws the `TurnError` if the turn did not
+   * complete. `result` settles like `prompt`.
+   */
+  stream(input: string | UserMessage): TurnStream
   /** `send(message, {target: 'next-step', wakeup: true})`: enters the next step of the running turn. */
   steer(message: UserMessage): void
   /**
@@ -69,7 +88,12 @@ export interface Agent {
    * A no-op while idle.
    */
   cancel(cause?: string, options?: CancelOptions): void
-  /** Resolves when the agent is idle and every idle `inject` is durable. Never rejects. */
+  /**
+   * Resolves when the agent is idle and every idle `inject` is durable. Never rejects, also when a
+   * turn failed or was cancelled: the outcome is the turn's `turn/end` reason in the log, and a
+   * failure is reported on `agent/error` (on stderr when nobody listens). Use `prompt` to get the
+   * outcome as a result or a rejection.
+   */
   whenIdle(): Promise<void>
   /** Cancels (cause `'disposed'`), waits for quiescence, flushes and releases the session. Idempotent. */
   dispose(): Promise<void>
@@ -88,7 +112,10 @@ export interface AgentOptions extends LlmCallConfig {
   readonly system?: string
   /** Names of the registered tools to offer, in this order. Default: every registered tool. */
   readonly tools?: readonly string[]
-  /** The most steps one turn may take (an integer >= 1). Default unlimited. See `max-steps`. */
+  /**
+   * The most steps one turn may take: an integer >= 1, or `Infinity` for no limit. Default 50
+   * (`DEFAULT_MAX_STEPS`). A turn that would take another step ends `max-steps {limit}`.
+   */
   readonly maxSteps?: number
   /** The default retry policy for provider failures (see `agent/request-error`). */
   readonly retry?: RetryOptions
@@ -219,16 +246,26 @@ export type ToolReturn =
     }
 
 /** A tool as registered with `ctx.tools.register`. */
-export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+export interface ToolDefinition<S extends ToolParameters = ToolParameters> {
   /** 1–64 characters of `[A-Za-z0-9_-]`; unique among registered tools. */
   readonly name: string
   readonly description: string
-  /** The arguments' schema; converted to JSON Schema for the request, enforced before `execute`. */
+  /**
+   * The arguments' schema, enforced before `execute`: a Standard Schema validator (zod 3.24+, zod 4,
+   * valibot, arktype, ...) or a plain JSON Schema object (validated with Ajv; `execute` then gets a
+   * `Record<string, unknown>`).
+   */
   readonly parameters: S
+  /**
+   * The JSON Schema offered to the model for a Standard Schema `parameters` whose library cannot
+   * produce one itself (zod 3, valibot: use their JSON Schema converters). Derived from
+   * `parameters` when left out (zod 4, arktype). Not allowed beside a plain JSON Schema.
+   */
+  readonly jsonSchema?: JsonSchema
   /** Default `'parallel'`. */
   readonly mode?: ToolMode
   /** The body. It runs only with valid arguments; what it throws becomes an error result. */
-  execute(args: z.output<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
+  execute(args: ToolArgs<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
 }
 
 /** A value or a promise of it. */

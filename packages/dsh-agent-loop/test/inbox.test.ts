@@ -1,7 +1,7 @@
 import { Context } from 'cordis'
 import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { LlmRuntime, MessageId, SessionId, userText } from 'dsh-llm'
-import { textResponse } from 'dsh-llm/testing'
+import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
 import { MemoryStorage, type SessionEvent, Sessions } from 'dsh-session'
 import { describe, expect, it } from 'vitest'
 import { createHarness, dataOf, types } from './harness.ts'
@@ -115,6 +115,7 @@ describe('Inbox mutations', () => {
     await fiber
     const session = await app.sessions.create()
     expect(app.sessionProjections.get(session, 'inbox')).toEqual({ nextTurn: [], nextStep: [] })
+    app.llm.registerAdapter('none', scriptedAdapter([]))
     const agent = await app.agentLoop.create({ session, provider: 'none', model: 'm' })
     let disposed = false
     app.on('agent/disposed', () => {

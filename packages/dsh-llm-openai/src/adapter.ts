@@ -8,9 +8,10 @@ export const DEFAULT_TIMEOUT_MS = 300_000
 
 /**
  * Creates an `LlmAdapter` that streams `POST ${baseURL}/chat/completions` over HTTP + SSE with the
- * given (or global) `fetch`. Options are validated here: a `baseURL` that is not an absolute http(s)
- * URL, a `timeoutMs` that is not a positive finite number, or a missing `fetch` throws a
- * `HarnessError` with code `INVALID_OPTIONS`.
+ * given (or global) `fetch`. Options are validated here: a missing `baseURL` or one that is not an
+ * absolute http(s) URL, an `apiKey` given but empty (leave it out for a server that needs no key), a
+ * `timeoutMs` that is not a positive finite number, or a missing `fetch` throws a `HarnessError`
+ * with code `INVALID_OPTIONS`.
  *
  * The adapter keeps the `LlmAdapter` failure contract strictly: `stream` never throws; every provider,
  * transport, timeout, abort or protocol failure ends the stream with a `finish` chunk of kind `error`
@@ -23,6 +24,12 @@ export function openAiCompatible(options: OpenAiCompatibleOptions): LlmAdapter {
 }
 
 function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
+  if (typeof options?.baseURL !== 'string' || options.baseURL === '') {
+    throw invalid('baseURL is required (the API root, e.g. "https://api.openai.com/v1")')
+  }
+  if (options.apiKey !== undefined && (typeof options.apiKey !== 'string' || options.apiKey.trim() === '')) {
+    throw invalid('apiKey is empty; pass the key, or leave apiKey out for a server that needs none')
+  }
   const base = options.baseURL.replace(/\/+$/, '')
   if (!/^https?:\/\/[^/]/i.test(base) || !URL.canParse(base)) {
     throw invalid(`baseURL must be an absolute http(s) URL, got ${JSON.stringify(options.baseURL)}`)
@@ -34,7 +41,7 @@ function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
   const fetchImpl = options.fetch ?? globalThis.fetch
   if (typeof fetchImpl !== 'function') throw invalid('no fetch: pass options.fetch on a runtime without one')
   const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' })
-  if (options.apiKey !== undefined && options.apiKey !== '') {
+  if (options.apiKey !== undefined) {
     headers.set('authorization', `Bearer ${options.apiKey}`)
   }
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)

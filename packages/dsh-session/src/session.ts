@@ -11,9 +11,11 @@ import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
 import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
+import type { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
   HeaderState,
+  HistoryView,
   LoadReport,
   OpenTurnState,
   Session,
@@ -24,7 +26,6 @@ import type {
   SessionParent,
   SurfaceMeta,
 } from './types.ts'
-import type { SessionWriter } from './writer.ts'
 
 /** What a live session needs from its store. */
 export interface SessionHost {
@@ -121,6 +122,10 @@ export class LiveSession implements Session {
     return this.surface.derive(this.log)
   }
 
+  deriveHistory(): HistoryView {
+    return this.surface.history(this.log)
+  }
+
   requestHeader(): HeaderState | undefined {
     return this.header
   }
@@ -135,6 +140,10 @@ export class LiveSession implements Session {
 
   flush(): Promise<void> {
     return this.writer === undefined ? Promise.resolve() : this.writer.flush()
+  }
+
+  writable(): Promise<void> {
+    return this.writer === undefined ? Promise.resolve() : this.writer.ready()
   }
 
   /** Marks the session closed (the store calls this after its final flush). */
