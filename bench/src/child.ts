@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
+import type { GenerateResult } from './scenarios/invariants-cli.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
 
@@ -58,8 +59,15 @@ export interface ScaleJob {
   readonly steps: number
 }
 
+/** Write a clean session file of at least `events` events for the invariants CLI scenario. */
+export interface GenerateJob {
+  readonly kind: 'invariants-generate'
+  readonly file: string
+  readonly events: number
+}
+
 /** Closed: every job. */
-export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob
+export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | GenerateJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -72,7 +80,9 @@ export type JobResult<J extends Job> = J extends LoopJob
         ? LoadResult
         : J extends ScaleJob
           ? ScaleResult
-          : never
+          : J extends GenerateJob
+            ? GenerateResult
+            : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -90,6 +100,8 @@ export async function runJob(job: Job): Promise<unknown> {
       return (await import('./scenarios/storage.ts')).measureLoad(job.impl, job.dir)
     case 'scale':
       return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
+    case 'invariants-generate':
+      return (await import('./scenarios/invariants-cli.ts')).generateSessionFile(job.file, job.events)
     default:
       return unreachable(job)
   }

@@ -20,6 +20,8 @@ export interface Plan {
   readonly scaleAgents: number
   readonly scaleSteps: number
   readonly scaleRuns: number
+  /** Session file sizes (events) the invariants CLI checks; empty skips the scenario. */
+  readonly invariantsEvents: readonly number[]
 }
 
 const ALL_LOOPS: readonly LoopHarness[] = [
@@ -51,6 +53,7 @@ export const FULL: Plan = {
   scaleAgents: 1000,
   scaleSteps: 10,
   scaleRuns: 2,
+  invariantsEvents: [100_000, 1_000_000],
 }
 
 /** The CI suite: the same 1,000-step loop without the slow `ai` peer, two runs, smaller everything else. */
@@ -69,6 +72,7 @@ export const QUICK: Plan = {
   scaleAgents: 100,
   scaleSteps: 10,
   scaleRuns: 1,
+  invariantsEvents: [100_000],
 }
 
 /**
@@ -84,4 +88,5 @@ export const LOOP_ONLY: Plan = {
   storageBatches: [],
   scaleAgents: 0,
   scaleRuns: 0,
+  invariantsEvents: [],
 }

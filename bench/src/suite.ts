@@ -4,6 +4,7 @@ import type { LoopHarness } from './child.ts'
 import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
+import { invariantsCliScenario } from './scenarios/invariants-cli.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
@@ -77,6 +78,15 @@ export async function runSuite(
     rows.push(
       ...(await guarded('scale-delay', '5 scale', () =>
         scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns, scale),
+      )),
+    )
+  }
+
+  if (plan.invariantsEvents.length > 0) {
+    log(`invariants CLI: ${plan.invariantsEvents.join(', ')} events`)
+    rows.push(
+      ...(await guarded('invariants-cli', '6 invariants CLI', () =>
+        invariantsCliScenario(plan.invariantsEvents, plan.runs, dir, log),
       )),
     )
   }
