@@ -56,7 +56,13 @@ export interface LogOrigin {
 /** Event types that only stand inside an open turn. */
 const TURN_MEMBERS = new Set(['turn/end', 'step/start', 'step/end', 'request/header'])
 /** Event types that only stand inside the open step they name. */
-const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call', 'tool/result'])
+const STEP_MEMBERS = new Set([
+  'assistant/chunk',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'request/retry',
+])
 
 /**
  * The grammar as a state machine. `check(event)` returns the violations `event` would commit
@@ -70,8 +76,8 @@ const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call
  * - `step/end`: closes the open step it names; every tool call its `assistant/message`s proposed has
  *   been answered by a `tool/result`.
  * - `request/header`: inside an open turn.
- * - `assistant/chunk`, `assistant/message`, `tool/call`, `tool/result`: inside the open step they
- *   name. The first `assistant/chunk` of the log needs a `request/header` before it.
+ * - `assistant/chunk`, `assistant/message`, `tool/call`, `tool/result`, `request/retry`: inside the
+ *   open step they name. The first `assistant/chunk` of the log needs a `request/header` before it.
  * - `tool/call`: only for a call a tool-call block of the step's `assistant/message` proposed, once,
  *   and not after its result.
  * - `tool/result`: only for a call of the open step (proposed, or announced by `tool/call`) that has
@@ -166,7 +172,8 @@ export class LogGrammar {
       case 'assistant/chunk':
       case 'assistant/message':
       case 'tool/call':
-      case 'tool/result': {
+      case 'tool/result':
+      case 'request/retry': {
         const step = turn?.step
         if (turn === undefined || step === undefined) {
           report(`needs an open step, but turn ${turn?.turn} has none open`)
@@ -386,9 +393,11 @@ export class LogGrammar {
       case 'session/end-seed':
         this.seedEndAt ??= event.seq
         return
+      case 'request/retry':
+        // The loop gave up on the attempt: its chunks belong to no answer.
+        turn?.step?.output.end()
+        return
       default:
-        // A retry (agent-loop's `request/retry`) ends the model call its chunks belonged to.
-        if ((event.type as string) === 'request/retry') turn?.step?.output.end()
         return
     }
   }

@@ -1,7 +1,7 @@
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { Context } from 'cordis'
 import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
-import { LlmRuntime, SessionId, userText } from 'dsh-llm'
+import { LlmRuntime, SessionId, type StreamChunk, userText } from 'dsh-llm'
 import {
   errorResponse,
   hangUntilAborted,
@@ -11,7 +11,7 @@ import {
   toolCallsResponse,
 } from 'dsh-llm/testing'
 import { Telemetry } from 'dsh-otel'
-import { Sessions } from 'dsh-session'
+import { type SessionEvent, Sessions } from 'dsh-session'
 import { expect, it } from 'vitest'
 import { z } from 'zod'
 import { spanOutline } from './tree.ts'
@@ -54,8 +54,8 @@ const turn = (n: number, seqs: string, end: string, extra = '') =>
   `${seqs} ${SESSION} dsh.turn=${n} dsh.turn.end_reason="${end}" dsh.turn.trigger="send" ${extra}gen_ai.agent.name="dsh" ${CONVERSATION} gen_ai.operation.name="invoke_agent"`
 const step = (turnNo: number, stepNo: number, seqs: string) =>
   `${seqs} ${SESSION} dsh.step=${stepNo} dsh.turn=${turnNo}`
-const chat = (turnNo: number, logLength: number, rest: string) =>
-  `dsh.request.log_length=${logLength} ${SESSION} dsh.step=${turnNo === 1 && logLength > 31 ? 2 : 1} dsh.turn=${turnNo} ${rest}`
+const chat = (turnNo: number, stepNo: number, logLength: number | undefined, rest: string) =>
+  `dsh.request.log_length=${logLength} ${SESSION} dsh.step=${stepNo} dsh.turn=${turnNo} ${rest}`
 const tool = (seqs: string, callId: string, error = '') =>
   `${seqs} ${SESSION} dsh.step=1 dsh.turn=1 ${error}gen_ai.operation.name="execute_tool" gen_ai.tool.call.id="${callId}" gen_ai.tool.name="read" gen_ai.tool.type="function"`
 
@@ -96,24 +96,63 @@ async function runThreeTurns(captureContent = false) {
   return { agent, exporter }
 }
 
+/** The seqs of the events of `type`, in log order. */
+function seqsOf(events: readonly SessionEvent[], type: string): number[] {
+  return events.filter((e) => e.type === type).map((e) => e.seq)
+}
+
+/** The seq of each model call's first chunk: the log length its request was derived from. */
+function callStarts(events: readonly SessionEvent[]): number[] {
+  return events
+    .filter((e, i) => {
+      if (e.type !== 'assistant/chunk') return false
+      const before = events[i - 1]
+      return (
+        before?.type !== 'assistant/chunk' || (before.data as { chunk: StreamChunk }).chunk.type === 'finish'
+      )
+    })
+    .map((e) => e.seq)
+}
+
 it('emits the span tree of a turn with a retry, parallel tools and a tool failure, a cancelled turn and a failed turn', async () => {
-  const { exporter } = await runThreeTurns()
+  const { agent, exporter } = await runThreeTurns()
+  const events = agent.session.events
+  const [t1, t2, t3] = seqsOf(events, 'turn/start')
+  const [t1End, t2End, t3End] = seqsOf(events, 'turn/end')
+  const [s11, s12, s21, s31] = seqsOf(events, 'step/start')
+  const [s11End, s12End, s21End, s31End] = seqsOf(events, 'step/end')
+  const [c1, c2, c3] = seqsOf(events, 'tool/call')
+  const [r1, r2, r3] = seqsOf(events, 'tool/result')
+  const [retried, withTools, answer, cancelled, refused] = callStarts(events)
+  expect(callStarts(events)).toHaveLength(5)
   expect(spanOutline(exporter.getFinishedSpans())).toEqual([
-    `invoke_agent dsh | ${turn(1, 'dsh.end_seq=40 dsh.seq=1', 'completed')}`,
-    `  step 1 | ${step(1, 1, 'dsh.end_seq=31 dsh.seq=3')}`,
-    `    chat m [ERROR: slow down] | ${chat(1, 6, `error.type="RATE_LIMIT" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
-    `    chat m | ${chat(1, 7, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["tool-calls"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=90 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=7 gen_ai.usage.reasoning.output_tokens=3`)}`,
-    `    execute_tool read | ${tool('dsh.end_seq=28 dsh.seq=25', 'c1')}`,
-    `    execute_tool read | ${tool('dsh.end_seq=29 dsh.seq=26', 'c2')}`,
-    `    execute_tool read [ERROR: tool "read" (call c3) threw: no such file: c.txt] | ${tool('dsh.end_seq=30 dsh.seq=27', 'c3', 'error.type="TOOL_THREW" ')}`,
-    `  step 2 | ${step(1, 2, 'dsh.end_seq=39 dsh.seq=32')}`,
-    `    chat m | ${chat(1, 33, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["stop"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=100 gen_ai.usage.input_tokens=120 gen_ai.usage.output_tokens=4`)}`,
-    `invoke_agent dsh [ERROR: user pressed stop] | ${turn(2, 'dsh.end_seq=50 dsh.seq=42', 'aborted', 'error.type="aborted" ')}`,
-    `  step 1 | ${step(2, 1, 'dsh.end_seq=49 dsh.seq=44')}`,
-    `    chat m [ERROR: scripted adapter: call #4 aborted] | ${chat(2, 46, `error.type="ABORTED" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["aborted"] gen_ai.response.model="m"`)}`,
-    `invoke_agent dsh [ERROR: bad key] | ${turn(3, 'dsh.end_seq=58 dsh.seq=52', 'error', 'error.type="AUTH" ')}`,
-    `  step 1 | ${step(3, 1, 'dsh.end_seq=57 dsh.seq=54')}`,
-    `    chat m [ERROR: bad key] | ${chat(3, 56, `error.type="AUTH" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
+    `invoke_agent dsh | ${turn(1, `dsh.end_seq=${t1End} dsh.seq=${t1}`, 'completed')}`,
+    `  step 1 | ${step(1, 1, `dsh.end_seq=${s11End} dsh.seq=${s11}`)}`,
+    `    chat m [ERROR: slow down] | ${chat(1, 1, retried, `error.type="RATE_LIMIT" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
+    `    chat m | ${chat(1, 1, withTools, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["tool-calls"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=90 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=7 gen_ai.usage.reasoning.output_tokens=3`)}`,
+    `    execute_tool read | ${tool(`dsh.end_seq=${r1} dsh.seq=${c1}`, 'c1')}`,
+    `    execute_tool read | ${tool(`dsh.end_seq=${r2} dsh.seq=${c2}`, 'c2')}`,
+    `    execute_tool read [ERROR: tool "read" (call c3) threw: no such file: c.txt] | ${tool(`dsh.end_seq=${r3} dsh.seq=${c3}`, 'c3', 'error.type="TOOL_THREW" ')}`,
+    `  step 2 | ${step(1, 2, `dsh.end_seq=${s12End} dsh.seq=${s12}`)}`,
+    `    chat m | ${chat(1, 2, answer, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["stop"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=100 gen_ai.usage.input_tokens=120 gen_ai.usage.output_tokens=4`)}`,
+    `invoke_agent dsh [ERROR: user pressed stop] | ${turn(2, `dsh.end_seq=${t2End} dsh.seq=${t2}`, 'aborted', 'error.type="aborted" ')}`,
+    `  step 1 | ${step(2, 1, `dsh.end_seq=${s21End} dsh.seq=${s21}`)}`,
+    `    chat m [ERROR: scripted adapter: call #4 aborted] | ${chat(2, 1, cancelled, `error.type="ABORTED" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["aborted"] gen_ai.response.model="m"`)}`,
+    `invoke_agent dsh [ERROR: bad key] | ${turn(3, `dsh.end_seq=${t3End} dsh.seq=${t3}`, 'error', 'error.type="AUTH" ')}`,
+    `  step 1 | ${step(3, 1, `dsh.end_seq=${s31End} dsh.seq=${s31}`)}`,
+    `    chat m [ERROR: bad key] | ${chat(3, 1, refused, `error.type="AUTH" ${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["error"] gen_ai.response.model="m"`)}`,
+  ])
+})
+
+it('records the retry as an event on its step span', async () => {
+  const { agent, exporter } = await runThreeTurns()
+  const [retrySeq] = seqsOf(agent.session.events, 'request/retry')
+  const step = exporter.getFinishedSpans().find((s) => s.name === 'step 1' && s.attributes['dsh.turn'] === 1)
+  expect(step?.events.map((e) => [e.name, e.attributes])).toEqual([
+    [
+      'dsh.request.retry',
+      { 'dsh.seq': retrySeq, 'dsh.retry.attempt': 1, 'dsh.retry.delay_ms': 1, 'error.type': 'RATE_LIMIT' },
+    ],
   ])
 })
 
@@ -133,9 +172,10 @@ it('every seq on a span names the log event that opened or closed it', async () 
 })
 
 it('records prompts, outputs, tool arguments and results only when captureContent is on', async () => {
-  const { exporter } = await runThreeTurns(true)
+  const { agent, exporter } = await runThreeTurns(true)
   const spans = exporter.getFinishedSpans()
-  const answer = spans.find((s) => s.attributes['dsh.request.log_length'] === 33)
+  const answerStart = callStarts(agent.session.events)[2]
+  const answer = spans.find((s) => s.attributes['dsh.request.log_length'] === answerStart)
   expect(JSON.parse(String(answer?.attributes['gen_ai.output.messages']))).toEqual([
     { role: 'assistant', parts: [{ type: 'text', content: 'alpha and beta' }], finish_reason: 'stop' },
   ])

@@ -13,6 +13,8 @@ export {
 } from './mailbox.ts'
 export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
 export {
+  type AppendListener,
+  type AppendOutcome,
   DEFAULT_MAX_EVENT_BYTES,
   type DeliveredListener,
   type HeaderPage,

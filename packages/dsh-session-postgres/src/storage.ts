@@ -55,6 +55,23 @@ export interface HeaderPage extends SessionListing {
 /** Told when this storage loses a lease it held (a takeover raised the token); `error` is `LEASE_LOST`. */
 export type LeaseLostListener = (sessionId: SessionId, error: SessionError) => void
 
+/** One finished `appendBatch` call: what it tried, with which token, how long it took, how it failed. */
+export interface AppendOutcome {
+  readonly sessionId: SessionId
+  readonly firstSeq: number
+  readonly count: number
+  /** The last event's type (absent for an empty batch). */
+  readonly lastType?: string
+  readonly token: string
+  /** Wall time of the database work, in ms. */
+  readonly ms: number
+  /** Absent when the batch committed. */
+  readonly error?: unknown
+}
+
+/** Told after every append attempt of a held session, committed or not. */
+export type AppendListener = (outcome: AppendOutcome) => void
+
 /** Told when mailbox messages were durably logged (in the transaction of their append). */
 export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Delivery[]) => void
 
@@ -97,6 +114,7 @@ export class PostgresStorage implements SessionStorage {
   private readonly held = new Map<string, Held>()
   private readonly lostListeners = new Set<LeaseLostListener>()
   private readonly deliveredListeners = new Set<DeliveredListener>()
+  private readonly appendListeners = new Set<AppendListener>()
   private readonly renewTimer: NodeJS.Timeout
   private renewing: Promise<void> | undefined
   private closed = false
@@ -144,6 +162,12 @@ export class PostgresStorage implements SessionStorage {
   onDelivered(listener: DeliveredListener): () => void {
     this.deliveredListeners.add(listener)
     return () => this.deliveredListeners.delete(listener)
+  }
+
+  /** Calls `listener` after every append attempt (for acknowledgements and latency); returns a disposer. */
+  onAppend(listener: AppendListener): () => void {
+    this.appendListeners.add(listener)
+    return () => this.appendListeners.delete(listener)
   }
 
   /** Whether this storage holds `sessionId`'s lease and has not seen it taken over. */
@@ -248,10 +272,32 @@ export class PostgresStorage implements SessionStorage {
         ),
       )
     }
-    const run = () => this.appendHeld(sessionId, held, events, expectedSeq)
+    const run = () => this.observed(sessionId, held, events, expectedSeq)
     const done = held.queue.then(run, run)
     held.queue = done.catch(() => undefined)
     return done
+  }
+
+  private async observed(
+    sessionId: SessionId,
+    held: Held,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    if (this.appendListeners.size === 0) return this.appendHeld(sessionId, held, events, expectedSeq)
+    const started = performance.now()
+    const last = events[events.length - 1]
+    const base = { sessionId, firstSeq: expectedSeq, count: events.length, token: held.token }
+    const outcome = last === undefined ? base : { ...base, lastType: last.type }
+    try {
+      await this.appendHeld(sessionId, held, events, expectedSeq)
+    } catch (error) {
+      const failed = { ...outcome, ms: performance.now() - started, error }
+      for (const listener of this.appendListeners) contained(() => listener(failed))
+      throw error
+    }
+    const done = { ...outcome, ms: performance.now() - started }
+    for (const listener of this.appendListeners) contained(() => listener(done))
   }
 
   private async appendHeld(

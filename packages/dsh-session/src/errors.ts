@@ -38,6 +38,8 @@ export const SessionErrorCode = {
   FILE_REPLACED: 'FILE_REPLACED',
   /** Another writer took over the session's lease (this holder was judged dead); this writer stopped. */
   LEASE_LOST: 'LEASE_LOST',
+  /** A caller tried to change a read-only view of the log (`session.events`). */
+  READ_ONLY: 'READ_ONLY',
   /** Closing or releasing a session failed (flush, sync, handle close or lease release); see `cause`. */
   CLOSE_FAILED: 'CLOSE_FAILED',
   /** The session was closed. */

@@ -6,6 +6,7 @@ import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
+import { EventLog } from './event-log.ts'
 import { isSurfaceMeta } from './fast-payloads.ts'
 import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
@@ -56,7 +57,7 @@ export class LiveSession implements Session {
   readonly id: SessionId
   readonly parent?: SessionParent
   loadReport?: LoadReport
-  private readonly log: SessionEvent[] = []
+  private readonly log = new EventLog()
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
   private readonly host: SessionHost
@@ -166,7 +167,7 @@ export class LiveSession implements Session {
   }
 
   private commit(event: SessionEvent): void {
-    this.log.push(event)
+    this.log.add(event)
     this.enclosure.apply(event.type, event.data)
     if (event.type === 'request/header') this.header = headerStateOf(event)
   }

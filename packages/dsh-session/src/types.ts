@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   CallId,
   LlmCallConfig,
+  LlmFailure,
   Message,
   SessionId,
   StreamChunk,
@@ -97,6 +98,18 @@ export interface SessionEventMap {
   }
   /** A snapshot of the non-history request state, written before the first request of an instance and on change. */
   'request/header': { readonly header: RequestHeader; readonly reason: RequestHeaderReason }
+  /**
+   * Attempt `attempt` (1-based) of the step's model call failed with `failure` (its code, message,
+   * status and provider request id) and the call is sent again after `delayMs` ms. The behaviour is
+   * dsh-agent-loop's; the shape lives here so every reader of a log can load and check it.
+   */
+  'request/retry': {
+    readonly turn: number
+    readonly step: number
+    readonly attempt: number
+    readonly delayMs: number
+    readonly failure: LlmFailure
+  }
   /** Marks the end of a forked session's seed (the events copied from its parent). */
   'session/end-seed': Record<string, never>
   /** One durable inbox mutation (the behaviour is dsh-agent-loop's; the data shape lives here so checks can fold it). Allowed between turns. */

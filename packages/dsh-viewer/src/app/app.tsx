@@ -44,8 +44,9 @@ export function App({ data }: { data: ViewData }) {
   return (
     <div class="app">
       <header>
-        <strong>{data.file}</strong> · session {data.sessionId ?? '?'} · {data.events.length} events ·{' '}
-        {data.turns.length} turns · {data.requests.length} requests · {usageText(total)} ·{' '}
+        <strong title={data.file}>{data.file.split(/[\\/]/).pop()}</strong> · session {data.sessionId ?? '?'}{' '}
+        · {data.events.length} events · {data.turns.length} turns · {data.requests.length} requests ·{' '}
+        {usageText(total)} ·{' '}
         {data.violations.length === 0 ? (
           <span class="ok">invariants clean</span>
         ) : (

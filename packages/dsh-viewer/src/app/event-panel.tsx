@@ -1,5 +1,5 @@
 /** The right panel: every event (virtualized), marks for violations, repairs and inbox, and the selected event. */
-import { useMemo } from 'preact/hooks'
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type { ViewData, ViolationView } from '../data/types.ts'
 import { eventSummary } from './format.ts'
 import { VirtualList } from './virtual-list.tsx'
@@ -12,18 +12,51 @@ export interface EventPanelProps {
   readonly onEvent: (index: number) => void
 }
 
-/** The event list and, under it, the selected event's JSON and any violation at it. */
+/** Which events the list shows. */
+type Filter = 'all' | 'inbox' | 'violations' | 'repairs'
+
+function indicesFor(data: ViewData, filter: Filter): readonly number[] | undefined {
+  switch (filter) {
+    case 'all':
+      return undefined
+    case 'inbox':
+      return [...data.inbox, ...data.injected].sort((a, b) => a - b)
+    case 'repairs':
+      return data.repairs
+    case 'violations':
+      return [...new Set(data.violations.flatMap((v) => (v.index === undefined ? [] : [v.index])))].sort(
+        (a, b) => a - b,
+      )
+  }
+}
+
+/** The event list (all, or only inbox / violation / repair events) and the selected event's JSON. */
 export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProps) {
+  const [filter, setFilter] = useState<Filter>('all')
+  const shown = useMemo(() => indicesFor(data, filter), [data, filter])
+  // Following a link to an event the filter hides shows every event again.
+  const followed = useRef(scrollTo)
+  useEffect(() => {
+    if (followed.current === scrollTo) return
+    followed.current = scrollTo
+    if (scrollTo !== undefined && shown !== undefined && !shown.includes(scrollTo)) setFilter('all')
+  }, [scrollTo, shown])
   const marks = useMemo(() => {
     const violationsAt = new Map<number, ViolationView[]>()
     for (const v of data.violations) {
       if (v.index === undefined) continue
       violationsAt.set(v.index, [...(violationsAt.get(v.index) ?? []), v])
     }
-    return { violationsAt, repairs: new Set(data.repairs), inbox: new Set(data.inbox) }
+    return {
+      violationsAt,
+      repairs: new Set(data.repairs),
+      inbox: new Set(data.inbox),
+      injected: new Set(data.injected),
+    }
   }, [data])
   const t0 = data.events[0]?.time ?? 0
-  const row = (i: number) => {
+  const row = (position: number) => {
+    const i = shown === undefined ? position : (shown[position] ?? -1)
     const event = data.events[i]
     if (event === undefined) return null
     const classes = [
@@ -31,6 +64,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
       marks.violationsAt.has(i) ? 'violation' : '',
       marks.repairs.has(i) ? 'repair' : '',
       marks.inbox.has(i) ? 'inbox' : '',
+      marks.injected.has(i) ? 'injected' : '',
       selected === i ? 'selected' : '',
     ].join(' ')
     return (
@@ -40,6 +74,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
         <span class="type">{event.type}</span>
         <span class="summary">
           {marks.repairs.has(i) ? '[repair] ' : ''}
+          {marks.injected.has(i) ? '[injected] ' : ''}
           {marks.violationsAt.has(i) ? '⚠ ' : ''}
           {eventSummary(event)}
         </span>
@@ -50,11 +85,24 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
   const here = selected === undefined ? [] : (marks.violationsAt.get(selected) ?? [])
   return (
     <div class="events">
+      <div class="filters">
+        {(['all', 'inbox', 'violations', 'repairs'] as const).map((f) => (
+          <button
+            type="button"
+            key={f}
+            class={filter === f ? 'on' : ''}
+            data-testid={`filter-${f}`}
+            onClick={() => setFilter(f)}
+          >
+            {f} ({f === 'all' ? data.events.length : (indicesFor(data, f)?.length ?? 0)})
+          </button>
+        ))}
+      </div>
       <VirtualList
-        count={data.events.length}
+        count={shown === undefined ? data.events.length : shown.length}
         rowHeight={22}
         row={row}
-        scrollTo={scrollTo}
+        scrollTo={scrollTo === undefined || shown === undefined ? scrollTo : position(shown, scrollTo)}
         testId="event-list"
       />
       <div class="detail" data-testid="event-detail">
@@ -77,4 +125,16 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
       </div>
     </div>
   )
+}
+
+/** The position of event `index` in the sorted `shown` list, or of the nearest event after it. */
+function position(shown: readonly number[], index: number): number {
+  let low = 0
+  let high = shown.length
+  while (low < high) {
+    const mid = (low + high) >> 1
+    if ((shown[mid] ?? 0) < index) low = mid + 1
+    else high = mid
+  }
+  return low
 }

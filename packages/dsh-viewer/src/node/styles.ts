@@ -32,11 +32,13 @@ button.link { color: #1565c0; margin-left: 8px; } button.link:hover { text-decor
 pre { margin: 0; padding: 6px 8px; white-space: pre-wrap; word-break: break-word; font: 12px/1.35 ui-monospace, monospace; }
 .events { display: flex; flex-direction: column; height: 100%; }
 .events .vlist { flex: 3; }
+.filters { display: flex; gap: 4px; padding: 4px 6px; border-bottom: 1px solid #d5dae1; background: #f0f3f7; }
+.filters button { padding: 1px 8px; border-radius: 10px; color: #37474f; } .filters button.on { background: #1565c0; color: #fff; }
 .event { display: flex; gap: 8px; width: 100%; height: 100%; padding: 0 6px; white-space: nowrap; overflow: hidden; font: 12px/22px ui-monospace, monospace; }
 .event .seq, .event .time, .event .type { flex-shrink: 0; }
 .event .seq { width: 48px; text-align: right; color: #78909c; } .event .time { width: 72px; color: #90a4ae; }
 .event .type { width: 150px; overflow: hidden; text-overflow: ellipsis; color: #37474f; } .event .summary { overflow: hidden; text-overflow: ellipsis; }
-.event.inbox .type { color: #6a1b9a; } .event.repair { background: #fff8e1; }
+.event.inbox .type, .event.injected .type { color: #6a1b9a; } .event.repair { background: #fff8e1; }
 .event.violation { background: #ffebee; color: #b71c1c; font-weight: 600; }
 .event.selected { outline: 2px solid #1565c0; outline-offset: -2px; }
 .detail { flex: 2; overflow-y: auto; border-top: 1px solid #d5dae1; background: #fff; }

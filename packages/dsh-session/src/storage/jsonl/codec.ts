@@ -5,6 +5,7 @@
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type { SessionEvent, SessionFileHeader, SessionParent } from '../../types.ts'
+import { eventTooLarge } from '../event-size.ts'
 
 /** The JSONL format version this code writes and the newest it reads. */
 export const SESSION_FORMAT_VERSION = 1
@@ -55,6 +56,37 @@ export function encodeSlice(
   }
   lines.push('')
   return { data: Buffer.from(lines.join('\n'), 'utf8'), next }
+}
+
+/**
+ * Encodes a batch as write slices, checking every event's serialized size against `maxEventBytes`
+ * before anything is returned (`EVENT_TOO_LARGE` naming `sessionId`). A batch of one slice costs no
+ * await; a larger one yields to the event loop between slices, so encoding never holds the loop for
+ * more than one slice.
+ */
+export function encodeBatch(
+  sessionId: string,
+  events: readonly SessionEvent[],
+  maxEventBytes: number,
+): Buffer[] | Promise<Buffer[]> {
+  const check = (event: SessionEvent, line: string) => {
+    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
+    if (line.length * 3 <= maxEventBytes) return
+    const size = Buffer.byteLength(line, 'utf8')
+    if (size > maxEventBytes) throw eventTooLarge(event, size, maxEventBytes, sessionId)
+  }
+  const first = encodeSlice(events, 0, check)
+  if (first.next === events.length) return [first.data]
+  return (async () => {
+    const slices = [first.data]
+    for (let next = first.next; next < events.length; ) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      const slice = encodeSlice(events, next, check)
+      slices.push(slice.data)
+      next = slice.next
+    }
+    return slices
+  })()
 }
 
 /** Whether `bytes` ends with a newline (an empty buffer does not). */

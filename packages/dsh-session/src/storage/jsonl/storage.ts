@@ -2,26 +2,19 @@
  * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
  * a lock file per session so that only one writer (across processes) appends to it.
  */
-import { type FileHandle, mkdir, open, readdir, stat } from 'node:fs/promises'
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
-import type {
-  LoadReport,
-  SessionEvent,
-  SessionFileHeader,
-  SessionListing,
-  StorageProblem,
-} from '../../types.ts'
-import { eventTooLarge } from '../event-size.ts'
+import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
-import { decodeHeader, encodeHeader, encodeSlice, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
 import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeAll } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
-import { readLines } from './lines.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
-import { type ScanState, scanSession } from './scan.ts'
+import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
+import { scanSession } from './scan.ts'
 
 /** Options of `JsonlStorage`. */
 export interface JsonlStorageOptions {
@@ -37,8 +30,6 @@ export interface JsonlStorageOptions {
    */
   readonly leaseTtlMs?: number
 }
-
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
 
 /**
  * `SessionStorage` over JSONL files. Each file is a header line then one event per line. `appendBatch`
@@ -158,9 +149,14 @@ export class JsonlStorage implements SessionStorage {
   }
 
   /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
+  /** The headers of every session file, and the entries that are not readable sessions (see `listSessions`). */
+  list(): Promise<SessionListing> {
+    return listSessions(this.dir)
+  }
+
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const file = this.fileOf(sessionId)
-    const handle = await this.openForRead(sessionId, file)
+    const handle = await openForRead(sessionId, file)
     try {
       for await (const batch of scanSession(handle, file, sessionId, { nextSeq: 0, end: 0 })) {
         for (const event of batch) if (event.seq >= fromSeq) yield event
@@ -168,47 +164,6 @@ export class JsonlStorage implements SessionStorage {
     } finally {
       await closeReader(handle)
     }
-  }
-
-  /**
-   * The headers of every `*.jsonl` session file in the directory, oldest first; lock and temp files
-   * are skipped. A `.jsonl` entry that is not a readable session of its name (corrupt, unreadable,
-   * foreign, a bad file name) is reported in `problems` with its path and reason, never thrown; so is
-   * an unreadable directory. A missing directory lists as empty.
-   */
-  async list(): Promise<SessionListing> {
-    let names: string[]
-    try {
-      names = await readdir(this.dir)
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') return { sessions: [], problems: [] }
-      return {
-        sessions: [],
-        problems: [{ path: this.dir, reason: `cannot list the directory: ${String(error)}` }],
-      }
-    }
-    const sessions: SessionFileHeader[] = []
-    const problems: StorageProblem[] = []
-    for (const name of names.sort()) {
-      if (!name.endsWith('.jsonl')) continue
-      const path = join(this.dir, name)
-      const id = name.slice(0, -'.jsonl'.length)
-      if (!SAFE_ID.test(id)) {
-        problems.push({ path, reason: 'the file name is not a usable session id' })
-        continue
-      }
-      try {
-        sessions.push(await this.readHeader(id, path))
-      } catch (error) {
-        const typed =
-          error instanceof SessionError
-            ? error
-            : storageError(`cannot read ${path}`, { sessionId: id, file: path }, error)
-        problems.push({ path, sessionId: id, reason: typed.message, error: typed })
-      }
-    }
-    sessions.sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
-    return { sessions, problems }
   }
 
   /**
@@ -246,36 +201,9 @@ export class JsonlStorage implements SessionStorage {
     if (first !== undefined) throw first
   }
 
-  /**
-   * Encodes a batch as write slices, checking every event's size before anything is written
-   * (`EVENT_TOO_LARGE`). A batch of one slice costs no await; a larger one yields to the event loop
-   * between slices, so encoding never holds the loop for more than one slice.
-   */
-  private encode(sessionId: string, events: readonly SessionEvent[]): Buffer[] | Promise<Buffer[]> {
-    const max = this.maxEventBytes
-    const check = (event: SessionEvent, line: string) => {
-      // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
-      if (line.length * 3 <= max) return
-      const size = line.length > max ? line.length : Buffer.byteLength(line, 'utf8')
-      if (size > max) throw eventTooLarge(event, Buffer.byteLength(line, 'utf8'), max, sessionId)
-    }
-    const first = encodeSlice(events, 0, check)
-    if (first.next === events.length) return [first.data]
-    return (async () => {
-      const slices = [first.data]
-      for (let next = first.next; next < events.length; ) {
-        await new Promise<void>((resolve) => setImmediate(resolve))
-        const slice = encodeSlice(events, next, check)
-        slices.push(slice.data)
-        next = slice.next
-      }
-      return slices
-    })()
-  }
-
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
     const events: SessionEvent[] = []
-    const state = await this.scan(sessionId, file, (batch) => {
+    const state = await scanFile(sessionId, file, (batch) => {
       for (const event of batch) events.push(event)
     })
     const header = state.header
@@ -327,7 +255,7 @@ export class JsonlStorage implements SessionStorage {
       }
     }
     if (events.length === 0) return
-    const encoded = this.encode(sessionId, events)
+    const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
     const slices = Array.isArray(encoded) ? encoded : await encoded
     assertStillOwned(lease, sessionId, file)
     try {
@@ -411,43 +339,6 @@ export class JsonlStorage implements SessionStorage {
     }
   }
 
-  private async scan(
-    sessionId: string,
-    file: string,
-    onEvents: (events: SessionEvent[]) => void,
-  ): Promise<ScanState> {
-    const handle = await this.openForRead(sessionId, file)
-    const state: ScanState = { nextSeq: 0, end: 0 }
-    try {
-      for await (const batch of scanSession(handle, file, sessionId, state)) onEvents(batch)
-    } catch (error) {
-      if (error instanceof SessionError) throw error
-      throw storageError(`cannot read ${file}`, { sessionId, file }, error)
-    } finally {
-      await closeReader(handle)
-    }
-    return state
-  }
-
-  private async readHeader(sessionId: string, file: string): Promise<SessionFileHeader> {
-    const handle = await this.openForRead(sessionId, file)
-    try {
-      for await (const lines of readLines(handle, 4096)) {
-        const first = lines[0]
-        if (first === undefined) continue
-        if (first.terminated) return decodeHeader(first.text, file, sessionId)
-        break
-      }
-    } finally {
-      await closeReader(handle)
-    }
-    throw new SessionError(SessionErrorCode.CORRUPT_LOG, `${file}:1: the header line is incomplete`, {
-      sessionId,
-      file,
-      line: 1,
-    })
-  }
-
   private async takeLease(sessionId: string, file: string): Promise<Lease> {
     const lockPath = join(this.dir, `${sessionId}.lock`)
     const lock = await FileLock.acquire(lockPath, { sessionId, file }, this.leaseTtlMs).catch((error) => {
@@ -457,15 +348,6 @@ export class JsonlStorage implements SessionStorage {
     const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
     this.leases.set(sessionId, lease)
     return lease
-  }
-
-  private async openForRead(sessionId: string, file: string): Promise<FileHandle> {
-    try {
-      return await open(file, 'r')
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') throw notFound(sessionId, file)
-      throw storageError(`cannot open ${file}`, { sessionId, file }, error)
-    }
   }
 
   private async exists(sessionId: string, file: string): Promise<boolean> {
@@ -487,12 +369,4 @@ export class JsonlStorage implements SessionStorage {
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
   }
-}
-
-/**
- * Closes a read-only handle. Its reads are complete by then, so a failing close loses nothing and is
- * not worth failing the read over; the descriptor is gone either way.
- */
-async function closeReader(handle: FileHandle): Promise<void> {
-  await handle.close().catch(() => undefined)
 }
