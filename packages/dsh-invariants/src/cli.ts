@@ -6,11 +6,11 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SessionId } from 'dsh-llm'
-import { checkSessionFile, type FileCheck, type FileViolation } from './check-file.ts'
-import { resolvePath } from './cli-paths.ts'
-import { progressFor } from './cli-progress.ts'
-import { scanRecordedLog } from './file-scan.ts'
-import { RequestDeriver } from './reconstruct.ts'
+import { resolvePath } from './cli/paths.ts'
+import { progressFor } from './cli/progress.ts'
+import { RequestDeriver } from './derive/reconstruct.ts'
+import { checkSessionFile, type FileCheck, type FileViolation } from './offline/check-file.ts'
+import { scanRecordedLog } from './offline/file-scan.ts'
 
 const USAGE = `usage:
   dsh-invariants check [--json] [--no-progress] <file.jsonl | dir>...

@@ -2,9 +2,9 @@
 import { type Context, Service } from 'cordis'
 import { HarnessError } from 'dsh-llm'
 import { InvariantError, InvariantErrorCode } from './errors.ts'
-import { installLogGrammar } from './log-grammar.ts'
-import { installRequestBoundary } from './request-boundary.ts'
-import { installStreamGrammar } from './stream-listener.ts'
+import { installLogGrammar } from './grammar/log-grammar.ts'
+import { installRequestBoundary } from './online/request-boundary.ts'
+import { installStreamGrammar } from './online/stream-listener.ts'
 import type { CheckName, InvariantCounters, InvariantsConfig, Violation } from './types.ts'
 
 declare module 'cordis' {

@@ -11,7 +11,7 @@ import { installInvariantGuard } from 'dsh-invariants/vitest'
 import type { SessionEvent } from 'dsh-session'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { progressFor } from '../src/cli-progress.ts'
+import { progressFor } from '../src/cli/progress.ts'
 import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()

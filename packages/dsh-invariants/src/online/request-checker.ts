@@ -4,9 +4,9 @@
  */
 import type { LlmRequest, LoopRequestMark, Message } from 'dsh-llm'
 import { composeRequest, type HeaderState, type Session, type SessionStore } from 'dsh-session'
-import { compareRequestTo } from './compare.ts'
-import { RequestFold } from './request-fold.ts'
-import type { Violation } from './types.ts'
+import { compareRequestTo } from '../derive/compare.ts'
+import { RequestFold } from '../derive/request-fold.ts'
+import type { Violation } from '../types.ts'
 
 /** The expected request minus its history, composed once per header snapshot. */
 interface Shell {

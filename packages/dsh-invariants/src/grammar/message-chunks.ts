@@ -5,7 +5,7 @@
  */
 import { BlockAssembler, type StreamChunk } from 'dsh-llm'
 import type { SessionEventMap } from 'dsh-session'
-import { excerpt, firstDifference } from './compare.ts'
+import { excerpt, firstDifference } from '../derive/compare.ts'
 
 /** The chunks of the model call in progress within one step, assembled as they are logged. */
 export class CallAssembly {

@@ -12,7 +12,7 @@ import {
   type SessionEvent,
   surfaceMessage,
 } from 'dsh-session'
-import { type AdjacencyProblem, ToolAdjacency } from './tool-adjacency.ts'
+import { type AdjacencyProblem, ToolAdjacency } from '../grammar/tool-adjacency.ts'
 
 /**
  * An incremental fold of a log prefix. `push(event)` folds the next event; `advance(events, to)` folds

@@ -1,9 +1,9 @@
 /** The offline check of one recorded session file, streamed: the library call behind the CLI. */
 import type { SessionFileHeader } from 'dsh-session'
+import type { Violation } from '../types.ts'
 import { type ScanOptions, scanRecordedLog } from './file-scan.ts'
 import { type LogCheckCounts, SessionLogChecker } from './log-checker.ts'
 import { eventLine } from './recorded-log.ts'
-import type { Violation } from './types.ts'
 
 /** A violation found in a file: the `Violation` plus the line it stands on and the event type there. */
 export interface FileViolation extends Violation {

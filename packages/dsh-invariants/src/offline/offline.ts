@@ -3,9 +3,9 @@
  * verify from the log alone, collected rather than thrown.
  */
 import type { SessionEvent } from 'dsh-session'
+import type { LogOrigin } from '../grammar/log-grammar.ts'
+import type { Violation } from '../types.ts'
 import { SessionLogChecker } from './log-checker.ts'
-import type { LogOrigin } from './log-grammar.ts'
-import type { Violation } from './types.ts'
 
 /**
  * Checks a whole log and returns every violation found, ordered by position (`index`), each with the

@@ -13,9 +13,9 @@ import {
   type SessionParent,
   sessionEventDefinition,
 } from 'dsh-session'
+import type { CheckSink } from '../registry.ts'
+import type { Violation } from '../types.ts'
 import { CallAssembly } from './message-chunks.ts'
-import type { CheckSink } from './registry.ts'
-import type { Violation } from './types.ts'
 
 /** One tool call of the open step. */
 interface CallState {

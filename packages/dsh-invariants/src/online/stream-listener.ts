@@ -1,9 +1,9 @@
 /** The outermost `llm/stream` listener: wraps the stream the caller receives in the stream grammar. */
 import type { Context } from 'cordis'
-import type { CheckSink } from './registry.ts'
+import { checkedStream } from '../grammar/stream-grammar.ts'
+import type { CheckSink } from '../registry.ts'
 import { attribute } from './request-boundary.ts'
 import { describeMark } from './request-checker.ts'
-import { checkedStream } from './stream-grammar.ts'
 
 /**
  * Registers the listener with `prepend: true`, so it is outermost among the listeners present: it

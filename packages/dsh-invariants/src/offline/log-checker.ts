@@ -5,12 +5,12 @@
  * requests, and a million-event file is checked as it is read.
  */
 import { SessionError, type SessionEvent } from 'dsh-session'
-import { LogGrammar, type LogOrigin } from './log-grammar.ts'
-import { ModelCallSplitter } from './model-calls.ts'
-import { adjacencyViolation } from './request-checker.ts'
-import { RequestFold } from './request-fold.ts'
-import { StreamGrammar } from './stream-grammar.ts'
-import type { Violation } from './types.ts'
+import { RequestFold } from '../derive/request-fold.ts'
+import { LogGrammar, type LogOrigin } from '../grammar/log-grammar.ts'
+import { ModelCallSplitter } from '../grammar/model-calls.ts'
+import { StreamGrammar } from '../grammar/stream-grammar.ts'
+import { adjacencyViolation } from '../online/request-checker.ts'
+import type { Violation } from '../types.ts'
 
 /** How much a `SessionLogChecker` has checked. */
 export interface LogCheckCounts {

@@ -12,10 +12,10 @@ import {
   type SessionEvent,
   type SessionStore,
 } from 'dsh-session'
-import { ModelCallSplitter } from './model-calls.ts'
-import { RequestChecker } from './request-checker.ts'
+import { ModelCallSplitter } from '../grammar/model-calls.ts'
+import { RequestChecker } from '../online/request-checker.ts'
+import type { Violation } from '../types.ts'
 import { RequestFold } from './request-fold.ts'
-import type { Violation } from './types.ts'
 
 /** A request re-derived from a log prefix, with the header snapshot it came from. */
 export interface RebuiltRequest {
