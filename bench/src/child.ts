@@ -4,6 +4,7 @@ import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
 import type { GenerateResult } from './scenarios/invariants-cli.ts'
+import type { PgFleetResult, PgLoadResult, PgStepResult } from './scenarios/postgres.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
 
@@ -66,8 +67,42 @@ export interface GenerateJob {
   readonly events: number
 }
 
+/** `steps` tool-loop steps appended to PostgreSQL at `url`, two batches a step. */
+export interface PgStepJob {
+  readonly kind: 'pg-steps'
+  readonly impl: 'dsh' | 'raw'
+  readonly url: string
+  readonly steps: number
+}
+
+/** Cold-load session `id` from PostgreSQL at `url`. */
+export interface PgLoadJob {
+  readonly kind: 'pg-load'
+  readonly impl: 'dsh' | 'raw'
+  readonly url: string
+  readonly id: string
+}
+
+/** One fleet host process: `agents` agents × `steps` steps on PostgreSQL at `url`. */
+export interface PgFleetJob {
+  readonly kind: 'pg-fleet'
+  readonly url: string
+  readonly agents: number
+  readonly steps: number
+  readonly tag: string
+}
+
 /** Closed: every job. */
-export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | GenerateJob
+export type Job =
+  | LoopJob
+  | AssemblyJob
+  | AppendJob
+  | LoadJob
+  | ScaleJob
+  | PgStepJob
+  | PgLoadJob
+  | PgFleetJob
+  | GenerateJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -80,9 +115,15 @@ export type JobResult<J extends Job> = J extends LoopJob
         ? LoadResult
         : J extends ScaleJob
           ? ScaleResult
-          : J extends GenerateJob
-            ? GenerateResult
-            : never
+          : J extends PgStepJob
+            ? PgStepResult
+            : J extends PgLoadJob
+              ? PgLoadResult
+              : J extends PgFleetJob
+                ? PgFleetResult
+                : J extends GenerateJob
+                  ? GenerateResult
+                  : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -102,6 +143,12 @@ export async function runJob(job: Job): Promise<unknown> {
       return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
     case 'invariants-generate':
       return (await import('./scenarios/invariants-cli.ts')).generateSessionFile(job.file, job.events)
+    case 'pg-steps':
+      return (await import('./scenarios/postgres.ts')).measurePgSteps(job.impl, job.url, job.steps)
+    case 'pg-load':
+      return (await import('./scenarios/postgres.ts')).measurePgLoad(job.impl, job.url, job.id)
+    case 'pg-fleet':
+      return (await import('./scenarios/postgres.ts')).measurePgFleet(job.url, job.agents, job.steps, job.tag)
     default:
       return unreachable(job)
   }

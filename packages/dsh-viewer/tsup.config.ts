@@ -6,7 +6,7 @@ export default defineConfig([
     format: ['esm'],
     dts: { entry: { index: 'src/index.ts' } },
     clean: true,
-    sourcemap: true,
+    sourcemap: false,
     target: 'node20',
   },
   {

@@ -94,7 +94,7 @@ export async function runDshLoop(
   dir: string,
 ): Promise<void> {
   const app = await createApp(mode, dir, steps)
-  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' })
+  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: steps })
   // The per-event listener API (a plain call), not `ctx.on`, whose tracing proxy costs per event.
   app.sessions.onEvent((_session, event) => {
     if (event.type === 'step/end') recorder.mark()
@@ -111,7 +111,7 @@ export async function dshScaleRun(agents: number, steps: number): Promise<ScaleR
   const app = await createApp('memory', '', steps, true)
   const list: Agent[] = []
   for (let i = 0; i < agents; i++)
-    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' }))
+    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: steps }))
   return {
     agents: list,
     start: async () => {

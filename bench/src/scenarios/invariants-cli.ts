@@ -1,5 +1,5 @@
 /**
- * Scenario 6, the offline check: generate a long, clean session file (turns of 100 tool-loop steps,
+ * Scenario 7, the offline check: generate a long, clean session file (turns of 100 tool-loop steps,
  * ~33 events a step) in a child process, then check it with the `dsh-invariants` CLI against a plain
  * streaming `JSON.parse` of the same file, both as fresh processes in the same run (A B A B). Reports
  * wall time (ratio) and the CLI's peak RSS, which must stay bounded whatever the file's length.
@@ -212,7 +212,7 @@ export async function invariantsCliScenario(
     rows.push(
       row({
         id: `invariants-cli-${size}-time`,
-        scenario: '6 invariants CLI',
+        scenario: '7 invariants CLI',
         metric: `check a ${label}-event file (${mb.toFixed(0)} MB), s`,
         dsh: median(cli.seconds),
         baselineName: 'streaming JSON.parse',
@@ -224,7 +224,7 @@ export async function invariantsCliScenario(
       }),
       row({
         id: `invariants-cli-${size}-rss`,
-        scenario: '6 invariants CLI',
+        scenario: '7 invariants CLI',
         metric: `peak RSS checking ${label} events, MB`,
         dsh: Math.max(...cli.rss),
         baselineName: 'limit',

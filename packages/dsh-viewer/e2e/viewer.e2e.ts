@@ -81,6 +81,8 @@ it('opens a request of the demo session and follows a message to the event it ca
     for (const row of rows) expect(row).toMatch(/agent\/inbox\/spliced|user\/message\[injected\]/)
     expect(rows.some((row) => row.includes('agent/inbox/spliced'))).toBe(true)
     await page.getByTestId('filter-all').click()
+    await page.getByTestId('previous-request').click()
+    await expect.poll(() => panel.locator('h2').textContent()).toContain('Request #0 · turn 1 step 1')
     await page.screenshot({ path: join(ARTIFACTS, 'viewer-demo.png') })
     await page.close()
   } finally {
