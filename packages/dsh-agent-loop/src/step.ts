@@ -19,6 +19,7 @@ import {
   type RetryPolicy,
   type StreamChunk,
   StreamListenerError,
+  streamInLoopStep,
   streamListenerOf,
   type ToolCallBlock,
 } from 'dsh-llm'
@@ -112,7 +113,7 @@ export async function callModel(env: ModelCallEnv, position: TurnPosition): Prom
     if (preparing !== undefined) await preparing
     env.firstRequest = false
     await untilAborted(env.session.flush(), position.signal)
-    const request = buildLoopRequest(env.session, position.signal)
+    const request = buildLoopRequest(env.session, position)
     const outcome = await streamOnce(env, position, request)
     if (outcome.kind !== 'failed') return outcome
     const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
@@ -174,7 +175,7 @@ async function streamOnce(
   )
   let iterator: AsyncIterator<StreamChunk>
   try {
-    iterator = env.llm.stream(request)[Symbol.asyncIterator]()
+    iterator = streamInLoopStep(env.llm, request)[Symbol.asyncIterator]()
   } catch (error) {
     return { kind: 'failed', failure: streamFailure(error) }
   }
@@ -201,10 +202,7 @@ async function streamOnce(
         session.append('assistant/chunk', { turn, step, chunk: next.value })
         assembler.push(next.value)
       } else {
-        for (const chunk of accepted) {
-          session.append('assistant/chunk', { turn, step, chunk })
-          assembler.push(chunk)
-        }
+        logRepaired(session, assembler, turn, step, accepted)
       }
       if (sliceSpent()) await nextSlice()
     }
@@ -252,6 +250,20 @@ async function streamOnce(
   if (toolCalls.length > 0 && env.callIds !== undefined)
     for (const call of toolCalls) env.callIds.add(call.id)
   return { kind: 'answered', message, finish, toolCalls }
+}
+
+/** Logs and assembles the chunks the stream guard put in place of one it repaired. */
+function logRepaired(
+  session: Session,
+  assembler: BlockAssembler,
+  turn: number,
+  step: number,
+  chunks: readonly StreamChunk[],
+): void {
+  for (const chunk of chunks) {
+    session.append('assistant/chunk', { turn, step, chunk })
+    assembler.push(chunk)
+  }
 }
 
 /** A cancelled stream keeps its visible text as an `interrupted` assistant message. */

@@ -63,6 +63,18 @@ export class StreamGuard {
 
   /** See the class comment. */
   accept(chunk: StreamChunk): readonly StreamChunk[] | undefined {
+    // The common case, kept small so it inlines into the read loop: a well-formed text delta.
+    if (
+      this.held === undefined &&
+      (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') &&
+      isWellFormed(chunk.text)
+    ) {
+      return undefined
+    }
+    return this.check(chunk)
+  }
+
+  private check(chunk: StreamChunk): readonly StreamChunk[] | undefined {
     switch (chunk.type) {
       case 'text-delta':
       case 'reasoning-delta':
