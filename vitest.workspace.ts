@@ -5,5 +5,10 @@ export const projects: string[] = [
   'packages/dsh-session',
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',
+  'packages/dsh-otel',
+  'packages/dsh-replay',
+  'packages/dsh-viewer',
+  'packages/dsh-session-postgres',
   'examples/coding-agent',
+  'bench',
 ]

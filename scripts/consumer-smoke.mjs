@@ -136,25 +136,26 @@ if (total > budgets.total)
   problems.push(`all packages: packed ${total} bytes, over the budget of ${budgets.total}`)
 if (problems.length > 0) fail(`tarball problems:\n  ${problems.join('\n  ')}`)
 
-// 3. The runtime install size: the tarballs and the cordis peer, nothing else.
+// 3. The install size of the core (the quick start's packages) with the cordis peer, no dev dependencies.
+const core = packed.filter(({ name }) => budgets.core.includes(name))
 const runtime = join(work, 'runtime')
 mkdirSync(runtime)
 writeFileSync(
   join(runtime, 'package.json'),
   JSON.stringify({ name: 'runtime', private: true, type: 'module' }),
 )
-run('npm', ['install', ...npmFlags, '--omit=dev', ...packed.map((p) => p.tarball), 'cordis@4.0.0-rc.10'], {
+run('npm', ['install', ...npmFlags, '--omit=dev', ...core.map((p) => p.tarball), 'cordis@4.0.0-rc.10'], {
   cwd: runtime,
 })
 const installed = diskSize(join(runtime, 'node_modules'))
-const installedOwn = packed.reduce((sum, { name }) => sum + diskSize(join(runtime, 'node_modules', name)), 0)
+const installedOwn = core.reduce((sum, { name }) => sum + diskSize(join(runtime, 'node_modules', name)), 0)
 const installedBy = Object.fromEntries(
   readdirSync(join(runtime, 'node_modules'))
     .filter((entry) => !entry.startsWith('.') && !entry.startsWith('dsh-'))
     .map((entry) => [entry, diskSize(join(runtime, 'node_modules', entry))]),
 )
 
-// 4. A user's project: the README's install line, with the tarballs in place of the registry.
+// 4. A user's project: the README's install line, with every tarball in place of the registry.
 const app = join(work, 'app')
 mkdirSync(app)
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }))
@@ -236,17 +237,21 @@ if (sessions.length !== 1) fail(`expected one session file, found ${sessions.len
 run('npx', ['--no-install', 'dsh-invariants', 'check', join('sessions', sessions[0])], { cwd: app })
 
 console.log('consumer-smoke: ok')
-for (const { name, size } of packed) console.log(`  ${name.padEnd(16)} ${kb(size).padStart(9)} packed`)
-console.log(`  ${'all packages'.padEnd(16)} ${kb(total).padStart(9)} packed (budget ${kb(budgets.total)})`)
+for (const { name, size } of packed) console.log(`  ${name.padEnd(20)} ${kb(size).padStart(9)} packed`)
+console.log(`  ${'all packages'.padEnd(20)} ${kb(total).padStart(9)} packed (budget ${kb(budgets.total)})`)
+const coreSize = core.reduce((sum, { size }) => sum + size, 0)
 console.log(
-  `  ${'installed'.padEnd(16)} ${kb(installed).padStart(9)} with dependencies and the cordis peer (no dev dependencies)`,
+  `  ${'core'.padEnd(20)} ${kb(coreSize).padStart(9)} packed: ${core.map(({ name }) => name).join(', ')}`,
 )
-console.log(`  ${'  of which dsh'.padEnd(16)} ${kb(installedOwn).padStart(9)}`)
+console.log(
+  `  ${'core installed'.padEnd(20)} ${kb(installed).padStart(9)} with dependencies and the cordis peer, no dev dependencies`,
+)
+console.log(`  ${'  of which dsh'.padEnd(20)} ${kb(installedOwn).padStart(9)}`)
 const largest = Object.entries(installedBy)
   .sort((a, b) => b[1] - a[1])
   .slice(0, 4)
 console.log(
-  `  ${'  largest deps'.padEnd(16)} ${largest.map(([name, size]) => `${name} ${kb(size)}`).join(', ')}`,
+  `  ${'  largest deps'.padEnd(20)} ${largest.map(([name, size]) => `${name} ${kb(size)}`).join(', ')}`,
 )
 if (args.has('--keep')) console.log(`  kept ${work}`)
 else rmSync(work, { recursive: true, force: true })

@@ -1,6 +1,8 @@
 /**
- * `pnpm bench [--quick]`: runs the suite and writes `bench/results/latest.md` (or `quick.md`);
- * `--quick` exits 1 when a regression bound is violated. `--child <job>` is the child-process side.
+ * `pnpm bench [--quick | --only loop]`: runs the suite and writes `bench/results/latest.md` and
+ * `latest.svg` (`quick.*`, `loop.*`); `--quick` and `--only loop` exit 1 when a regression bound is
+ * violated (`--only loop` checks the bounds of the rows it measured: the step-cost ratios).
+ * `--child <job>` is the child-process side.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -8,11 +10,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { QUICK_BOUNDS, violations } from './bounds.ts'
 import { type Job, runJob } from './child.ts'
-import { FULL, QUICK } from './plan.ts'
+import { FULL, LOOP_ONLY, QUICK } from './plan.ts'
 import { reportResult } from './spawn.ts'
 import { runSuite } from './suite.ts'
 
-const RESULTS = fileURLToPath(new URL('../results/', import.meta.url))
+/** Where results go: `bench/results/`, or `BENCH_RESULTS_DIR` (the regression test writes to a temp dir). */
+const RESULTS = process.env.BENCH_RESULTS_DIR || fileURLToPath(new URL('../results/', import.meta.url))
 
 async function main(argv: readonly string[]): Promise<number> {
   const childAt = argv.indexOf('--child')
@@ -21,18 +24,24 @@ async function main(argv: readonly string[]): Promise<number> {
     reportResult(await runJob(job))
     return 0
   }
-  const quick = argv.includes('--quick')
-  const plan = quick ? QUICK : FULL
+  const onlyAt = argv.indexOf('--only')
+  const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
+  if (only !== undefined && only !== 'loop') throw new Error(`bench: --only ${only}: only "loop" is known`)
+  const quick = argv.includes('--quick') || only === 'loop'
+  const plan = only === 'loop' ? LOOP_ONLY : quick ? QUICK : FULL
+  const name = only === 'loop' ? 'loop' : quick ? 'quick' : 'latest'
   const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
   try {
     const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
-    const { rows, markdown } = await runSuite(plan, dir, log)
+    const { rows, markdown, svg } = await runSuite(plan, dir, log, `${name}.svg`)
     await mkdir(RESULTS, { recursive: true })
-    const out = join(RESULTS, quick ? 'quick.md' : 'latest.md')
+    const out = join(RESULTS, `${name}.md`)
     await writeFile(out, `${markdown}\n`)
+    await writeFile(join(RESULTS, `${name}.svg`), `${svg}\n`)
     process.stdout.write(`${markdown}\nwritten to ${out}\n`)
     if (!quick) return 0
-    const broken = violations(rows, QUICK_BOUNDS)
+    const bounds = only === 'loop' ? QUICK_BOUNDS.filter((b) => b.stepCost === true) : QUICK_BOUNDS
+    const broken = violations(rows, bounds)
     for (const line of broken) process.stderr.write(`[bench] bound violated: ${line}\n`)
     if (broken.length === 0) process.stderr.write('[bench] every quick bound holds\n')
     return broken.length === 0 ? 0 : 1

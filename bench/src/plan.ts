@@ -8,10 +8,12 @@ export interface Plan {
   readonly runs: number
   readonly loopSteps: number
   readonly loopHarnesses: readonly LoopHarness[]
-  /** The long tool loop (growth over a long session); zero steps skips it. */
+  /** The long tool loop (growth over a long session, the chart's curves); zero steps skips it. */
   readonly longSteps: number
   readonly longRuns: number
   readonly longHarnesses: readonly LoopHarness[]
+  /** Long-loop harnesses run in the first round only (minutes per run). */
+  readonly longOnce: readonly LoopHarness[]
   readonly assemblyDeltas: number
   readonly storageEvents: number
   readonly storageBatches: readonly number[]
@@ -31,8 +33,8 @@ const ALL_LOOPS: readonly LoopHarness[] = [
 ]
 
 /**
- * The full suite: the issue's sizes; three runs of everything cheap, one of the 10,000-step loop
- * and of scale (growth and p99 are within-run figures), to stay under five minutes on 2 cores.
+ * The full suite: the issue's sizes; three interleaved runs of everything cheap, two of the
+ * 10,000-step loop (one of `ai`, whose 10,000-step turn takes minutes) and of scale.
  */
 export const FULL: Plan = {
   name: 'full',
@@ -40,14 +42,15 @@ export const FULL: Plan = {
   loopSteps: 1000,
   loopHarnesses: ALL_LOOPS,
   longSteps: 10_000,
-  longRuns: 1,
-  longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
+  longRuns: 2,
+  longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory', 'ai-sdk'],
+  longOnce: ['ai-sdk'],
   assemblyDeltas: 1_000_000,
   storageEvents: 100_000,
   storageBatches: [100, 1000],
   scaleAgents: 1000,
   scaleSteps: 10,
-  scaleRuns: 1,
+  scaleRuns: 2,
 }
 
 /** The CI suite: the same 1,000-step loop without the slow `ai` peer, two runs, smaller everything else. */
@@ -59,10 +62,26 @@ export const QUICK: Plan = {
   longSteps: 0,
   longRuns: 0,
   longHarnesses: [],
+  longOnce: [],
   assemblyDeltas: 200_000,
   storageEvents: 10_000,
   storageBatches: [100],
   scaleAgents: 100,
   scaleSteps: 10,
   scaleRuns: 1,
+}
+
+/**
+ * The step-cost check alone (`--only loop`): the 1,000-step loop of dsh in memory and its
+ * baselines, three interleaved runs, nothing else; what the quick-bench regression test runs.
+ */
+export const LOOP_ONLY: Plan = {
+  ...QUICK,
+  runs: 3,
+  loopHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
+  assemblyDeltas: 0,
+  storageEvents: 0,
+  storageBatches: [],
+  scaleAgents: 0,
+  scaleRuns: 0,
 }

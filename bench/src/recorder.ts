@@ -1,5 +1,8 @@
 /** Per-step wall and CPU time, recorded at step boundaries by whichever harness is measured. */
-import { growth, mean, median } from './stats.ts'
+import { curve, growth, mean, median, tenths } from './stats.ts'
+
+/** Points of the per-step curve a run reports (each the mean of an equal slice of the steps). */
+export const CURVE_POINTS = 100
 
 /** What a tool-loop run reports about itself. */
 export interface LoopSummary {
@@ -7,21 +10,20 @@ export interface LoopSummary {
   readonly steps: number
   /** Median wall time per step, µs. */
   readonly wallUs: number
-  /** Mean wall time per step, µs (includes GC pauses the median hides). */
+  /** Mean wall time per step, µs: throughput, including the GC pauses the median hides. */
   readonly meanWallUs: number
   /** Median CPU time (user + system, all threads) per step, µs. */
   readonly cpuUs: number
-  /** Median wall of the last tenth of steps over the first tenth. */
+  /** Median wall of the last tenth of steps over the middle tenth (see `growth` in stats.ts). */
   readonly growth: number
-  /** Median wall per step of the first, middle (steps 451–550 of 1,000) and last tenth, µs. */
+  /** Median wall of the last tenth over the first tenth (warm-up included; informational). */
+  readonly firstGrowth: number
+  /** Median wall per step of the first, middle and last tenth, µs. */
   readonly firstUs: number
   readonly midUs: number
   readonly lastUs: number
-  /**
-   * Median of the last tenth over the middle tenth: growth with JIT warm-up out of the picture
-   * (the first tenth is slow while code is compiled, which can hide a cost that grows with n).
-   */
-  readonly lateGrowth: number
+  /** The whole run as `CURVE_POINTS` `[step, mean µs]` points. */
+  readonly curve: readonly (readonly [number, number])[]
   /** Peak resident set size of the process, MB. */
   readonly peakRssMb: number
   /** Wall time of the whole turn, ms. */
@@ -73,9 +75,8 @@ export class StepRecorder {
   /** The summary of the steps marked so far. */
   summary(): LoopSummary {
     const wall = this.wall.subarray(0, this.count)
-    const window = Math.max(1, Math.floor(this.count / 10))
-    const midStart = Math.floor((this.count - window) / 2)
-    const midUs = median(wall.subarray(midStart, midStart + window))
+    const { window, midStart } = tenths(this.count)
+    const firstUs = median(wall.subarray(0, window))
     const lastUs = median(wall.subarray(this.count - window))
     return {
       steps: this.count,
@@ -83,10 +84,11 @@ export class StepRecorder {
       meanWallUs: mean(wall),
       cpuUs: median(this.cpu.subarray(0, this.count)),
       growth: growth(wall),
-      firstUs: median(wall.subarray(0, window)),
-      midUs,
+      firstGrowth: lastUs / firstUs,
+      firstUs,
+      midUs: median(wall.subarray(midStart, midStart + window)),
       lastUs,
-      lateGrowth: lastUs / midUs,
+      curve: curve(wall, CURVE_POINTS),
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       totalMs: this.lastWall - this.startWall,
     }

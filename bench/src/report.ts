@@ -1,5 +1,13 @@
 /** Result rows, the markdown table and the machine line. */
 import { cpus, loadavg } from 'node:os'
+import { spread } from './stats.ts'
+
+/**
+ * A baseline whose runs disagree by more than this factor (slowest over fastest run) is
+ * inconsistent with itself: the machine changed under it, so a target judged against it is
+ * reported "noisy — rerun" instead of met or missed.
+ */
+export const NOISE_LIMIT = 1.5
 
 /** One line of the results table: a dsh figure next to a baseline measured in the same run. */
 export interface Row {
@@ -17,22 +25,41 @@ export interface Row {
   readonly target: string
   /** Whether the target is met; undefined for informational rows. */
   readonly met: boolean | undefined
+  /** Lowest and highest ratio of one run's dsh figure over the same run's baseline (interleaved runs). */
+  readonly ratioRange?: readonly [number, number]
+  /** Slowest over fastest run of the baseline (1 for a single run). */
+  readonly baselineSpread?: number
+  /** The target is judged against a baseline that disagreed with itself: rerun on a quieter machine. */
+  readonly noisy?: boolean
 }
 
 /** Builds a row; `check` decides `met` from the ratio (or from the dsh figure) when given. */
 export function row(
-  fields: Omit<Row, 'ratio' | 'met' | 'target'> & {
+  fields: Omit<Row, 'ratio' | 'met' | 'target' | 'ratioRange' | 'baselineSpread' | 'noisy'> & {
     readonly target?: string
     readonly check?: (ratio: number, dsh: number) => boolean
+    /** Per-run figures, paired by run (run i of dsh ran next to run i of the baseline). */
+    readonly runs?: { readonly dsh: readonly number[]; readonly baseline: readonly number[] }
+    /** The target is a ratio: judge it only when the baseline agrees with itself (`NOISE_LIMIT`). */
+    readonly ratioTarget?: boolean
   },
 ): Row {
   const ratio = fields.dsh / fields.baseline
-  const { check, target, ...rest } = fields
-  return {
+  const { check, target, runs, ratioTarget, ...rest } = fields
+  const out: Row = {
     ...rest,
     ratio,
     target: target ?? '',
     met: check === undefined ? undefined : check(ratio, rest.dsh),
+  }
+  if (runs === undefined || runs.dsh.length === 0 || runs.dsh.length !== runs.baseline.length) return out
+  const ratios = runs.dsh.map((d, i) => d / (runs.baseline[i] ?? Number.NaN))
+  const baselineSpread = spread(runs.baseline)
+  return {
+    ...out,
+    ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+    baselineSpread,
+    noisy: ratioTarget === true && check !== undefined && baselineSpread > NOISE_LIMIT,
   }
 }
 
@@ -57,17 +84,19 @@ export function fmt(value: number): string {
 /** The markdown results table. */
 export function table(rows: readonly (Row | FailedRow)[]): string {
   const lines = [
-    '| scenario | metric | dsh | baseline | ratio | target | met |',
-    '| --- | --- | ---: | --- | ---: | --- | --- |',
+    '| scenario | metric | dsh | baseline | ratio | per-run ratios | baseline spread | target | met |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- |',
   ]
   for (const r of rows) {
     if ('error' in r) {
-      lines.push(`| ${r.scenario} | ${r.metric} | failed | ${r.error.replaceAll('|', '/')} | | | |`)
+      lines.push(`| ${r.scenario} | ${r.metric} | failed | ${r.error.replaceAll('|', '/')} | | | | | |`)
       continue
     }
-    const met = r.met === undefined ? '' : r.met ? 'yes' : '**no**'
+    const met = r.noisy === true ? '**noisy — rerun**' : r.met === undefined ? '' : r.met ? 'yes' : '**no**'
+    const range = r.ratioRange === undefined ? '' : `${fmt(r.ratioRange[0])}–${fmt(r.ratioRange[1])}×`
+    const baseSpread = r.baselineSpread === undefined ? '' : `${fmt(r.baselineSpread)}×`
     lines.push(
-      `| ${r.scenario} | ${r.metric} | ${fmt(r.dsh)} | ${r.baselineName}: ${fmt(r.baseline)} | ${fmt(r.ratio)}× | ${r.target} | ${met} |`,
+      `| ${r.scenario} | ${r.metric} | ${fmt(r.dsh)} | ${r.baselineName}: ${fmt(r.baseline)} | ${fmt(r.ratio)}× | ${range} | ${baseSpread} | ${r.target} | ${met} |`,
     )
   }
   return lines.join('\n')

@@ -1,7 +1,7 @@
 /**
  * dsh on the workload: LlmRuntime + Sessions (in memory or JSONL) [+ every invariant check] +
  * ToolRegistry + AgentLoop in one cordis app, a zero-latency adapter that plays the script, one
- * registered tool. Step ends are observed on `session/event` (`step/end`).
+ * registered tool. Step ends are observed with `sessions.onEvent` (`step/end`).
  */
 import { Context } from 'cordis'
 import { type Agent, AgentLoop, ToolRegistry } from 'dsh-agent-loop'
@@ -41,10 +41,27 @@ function scriptedAdapter(steps: number, spread: boolean): LlmAdapter {
   }
 }
 
+/**
+ * `BENCH_APPEND_DELAY_US`: a busy wait of that many µs inside every append (an append guard), to
+ * simulate a regression of the append path. The quick-bench regression test sets it and expects the
+ * step-cost bounds to fail; nothing else does.
+ */
+function injectedAppendDelay(app: Context): void {
+  const us = Number(process.env.BENCH_APPEND_DELAY_US ?? 0)
+  if (!(us > 0)) return
+  app.sessions.guard(() => {
+    const until = performance.now() + us / 1000
+    while (performance.now() < until) {
+      // spin: the delay must be CPU time inside append, like real work
+    }
+  })
+}
+
 async function createApp(mode: DshLoopMode, dir: string, steps: number, spread = false): Promise<Context> {
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions, mode === 'jsonl' ? { storage: new JsonlStorage({ dir }) } : {})
+  injectedAppendDelay(app)
   if (mode === 'invariants') await app.plugin(Invariants)
   await app.plugin(ToolRegistry)
   await app.plugin(AgentLoop)
@@ -78,7 +95,8 @@ export async function runDshLoop(
 ): Promise<void> {
   const app = await createApp(mode, dir, steps)
   const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' })
-  app.on('session/event', (_session, event) => {
+  // The per-event listener API (a plain call), not `ctx.on`, whose tracing proxy costs per event.
+  app.sessions.onEvent((_session, event) => {
     if (event.type === 'step/end') recorder.mark()
   })
   recorder.start()

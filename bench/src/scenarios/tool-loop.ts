@@ -9,26 +9,36 @@ import { type FailedRow, type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median } from '../stats.ts'
 
-/** The median over runs of each field of the per-run summaries. */
-export type LoopFigures = { readonly [K in keyof LoopSummary]: number }
+/** The numeric fields of a run's summary. */
+export type LoopField = Exclude<keyof LoopSummary, 'curve'>
 
-/** A harness's combined figures, or why it could not be measured. */
+/** The median over runs of each numeric field of the per-run summaries, and the median curve. */
+export type LoopFigures = { readonly [K in LoopField]: number } & {
+  readonly curve: readonly (readonly [number, number])[]
+}
+
+/** A harness's combined figures and its runs in order, or why it could not be measured. */
 export type LoopOutcome =
-  | { readonly ok: true; readonly figures: LoopFigures }
+  | { readonly ok: true; readonly figures: LoopFigures; readonly runs: readonly LoopSummary[] }
   | { readonly ok: false; readonly error: string }
 
-/** Runs each harness `runs` times (round-robin) for `steps` steps; failures are kept per harness. */
+/**
+ * Runs each harness `runs` times for `steps` steps, interleaved (A B C A B C: run r of every harness
+ * before run r + 1 of any), each run in a fresh process; failures are kept per harness. Harnesses in
+ * `once` run only in the first round (a slow peer whose one run takes minutes).
+ */
 export async function measureLoops(
   harnesses: readonly LoopHarness[],
   steps: number,
   runs: number,
   dir: string,
+  once: readonly LoopHarness[] = [],
 ): Promise<Map<LoopHarness, LoopOutcome>> {
   const samples = new Map<LoopHarness, LoopSummary[]>()
   const errors = new Map<LoopHarness, string>()
   for (let r = 0; r < runs; r++) {
     for (const harness of harnesses) {
-      if (errors.has(harness)) continue
+      if (errors.has(harness) || (r > 0 && once.includes(harness))) continue
       try {
         const summary = await runInChild({ kind: 'loop', harness, steps, dir })
         samples.set(harness, [...(samples.get(harness) ?? []), summary])
@@ -41,23 +51,28 @@ export async function measureLoops(
   for (const harness of harnesses) {
     const error = errors.get(harness)
     const list = samples.get(harness) ?? []
-    out.set(harness, error !== undefined ? { ok: false, error } : { ok: true, figures: combine(list) })
+    out.set(
+      harness,
+      error !== undefined ? { ok: false, error } : { ok: true, figures: combine(list), runs: list },
+    )
   }
   return out
 }
 
 function combine(list: readonly LoopSummary[]): LoopFigures {
-  const pick = (key: keyof LoopSummary) => median(list.map((s) => s[key]))
+  const pick = (key: LoopField) => median(list.map((s) => s[key]))
+  const first = list[0]?.curve ?? []
   return {
     steps: pick('steps'),
     wallUs: pick('wallUs'),
     meanWallUs: pick('meanWallUs'),
     cpuUs: pick('cpuUs'),
     growth: pick('growth'),
+    firstGrowth: pick('firstGrowth'),
     firstUs: pick('firstUs'),
     midUs: pick('midUs'),
     lastUs: pick('lastUs'),
-    lateGrowth: pick('lateGrowth'),
+    curve: first.map(([step], i) => [step, median(list.map((s) => s.curve[i]?.[1] ?? Number.NaN))] as const),
     peakRssMb: pick('peakRssMb'),
     totalMs: pick('totalMs'),
   }
@@ -75,9 +90,11 @@ export function compare(
     readonly metric: string
     readonly dsh: LoopHarness
     readonly baseline: LoopHarness
-    readonly field: keyof LoopFigures
+    readonly field: LoopField
     readonly target?: string
     readonly check?: (ratio: number, dsh: number) => boolean
+    /** The target is a ratio (judged only when the baseline's runs agree). */
+    readonly ratioTarget?: boolean
   },
 ): Row | FailedRow | undefined {
   const a = results.get(spec.dsh)
@@ -97,25 +114,37 @@ export function compare(
     baseline: b.figures[spec.field],
     ...(spec.target === undefined ? {} : { target: spec.target }),
     ...(spec.check === undefined ? {} : { check: spec.check }),
+    ...(spec.ratioTarget === undefined ? {} : { ratioTarget: spec.ratioTarget }),
+    ...pairedRuns(a.runs, b.runs, spec.field),
   })
+}
+
+/** Per-run figures of two harnesses, paired by round; only when both ran the same number of rounds. */
+function pairedRuns(
+  a: readonly LoopSummary[],
+  b: readonly LoopSummary[],
+  field: LoopField,
+): { runs?: { dsh: number[]; baseline: number[] } } {
+  if (a.length !== b.length) return {}
+  return { runs: { dsh: a.map((s) => s[field]), baseline: b.map((s) => s[field]) } }
 }
 
 /** The per-harness detail table of a tool-loop measurement. */
 export function loopTable(results: ReadonlyMap<LoopHarness, LoopOutcome>, steps: number): string {
   const lines = [
-    `| harness (${steps.toLocaleString('en-US')} steps) | wall µs/step (median) | CPU µs/step | mean µs/step | first → middle → last tenth µs | growth | late growth | peak RSS MB |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| harness (${steps.toLocaleString('en-US')} steps) | runs | wall µs/step (median) | mean µs/step | CPU µs/step | first → middle → last tenth µs | growth (last / middle) | last / first | peak RSS MB |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   for (const [harness, outcome] of results) {
     if (!outcome.ok) {
       lines.push(
-        `| ${harness} | failed: ${outcome.error.replaceAll('|', '/').replaceAll('\n', ' ')} | | | | | | |`,
+        `| ${harness} | | failed: ${outcome.error.replaceAll('|', '/').replaceAll('\n', ' ')} | | | | | | |`,
       )
       continue
     }
     const f = outcome.figures
     lines.push(
-      `| ${harness} | ${f.wallUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.meanWallUs.toFixed(1)} | ${f.firstUs.toFixed(1)} → ${f.midUs.toFixed(1)} → ${f.lastUs.toFixed(1)} | ${f.growth.toFixed(2)} | ${f.lateGrowth.toFixed(2)} | ${f.peakRssMb.toFixed(0)} |`,
+      `| ${harness} | ${outcome.runs.length} | ${f.wallUs.toFixed(1)} | ${f.meanWallUs.toFixed(1)} | ${f.cpuUs.toFixed(1)} | ${f.firstUs.toFixed(1)} → ${f.midUs.toFixed(1)} → ${f.lastUs.toFixed(1)} | ${f.growth.toFixed(2)} | ${f.firstGrowth.toFixed(2)} | ${f.peakRssMb.toFixed(0)} |`,
     )
   }
   return lines.join('\n')

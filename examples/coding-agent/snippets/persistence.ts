@@ -40,8 +40,8 @@ export async function forkBeforeLastTurn(app: Context, session: Session): Promis
 // #region list
 /** Every stored session, oldest first, with its parent when it is a fork. */
 export async function describeSessions(app: Context): Promise<string[]> {
-  const headers = await app.sessions.list()
-  return headers.map(({ sessionId, parent }) =>
+  const { sessions } = await app.sessions.list()
+  return sessions.map(({ sessionId, parent }) =>
     parent === undefined
       ? sessionId
       : `${sessionId} (fork of ${parent.sessionId} at seq ${parent.seedLength})`,

@@ -213,7 +213,7 @@ export function recordHeader(session: Session, header: RequestHeader, firstOfIns
 }
 
 /**
- * Builds the request from the log as it stands: `composeRequest(latest header, deriveMessages())`,
+ * Builds the request from the log as it stands: `composeRequest(latest header, deriveHistory())`,
  * marked with the session and the log length it saw. Call it right after the durability barrier.
  * Throws `TypeError` when the log has no header yet (the loop always records one first).
  */
@@ -221,7 +221,7 @@ export function buildLoopRequest(session: Session, signal: AbortSignal): LlmRequ
   const state = session.requestHeader()
   if (state === undefined)
     throw new TypeError(`session ${session.id} has no request/header to build a request from`)
-  const request = composeRequest(state.header, session.deriveMessages(), { sessionId: session.id, signal })
+  const request = composeRequest(state.header, session.deriveHistory(), { sessionId: session.id, signal })
   markLoopRequest(request, { sessionId: session.id, logLength: session.seq })
   return request
 }

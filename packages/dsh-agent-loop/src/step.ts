@@ -1,7 +1,8 @@
 /**
  * One step's model call: render and record the header, flush, build the request from the log,
  * stream it (every chunk logged as `assistant/chunk`), assemble, and append the answer. Provider
- * failures go through `agent/request-error`, which may retry inside the same step.
+ * failures go through `agent/request-error`, which may retry inside the same step; each retry is
+ * logged as `request/retry` before its delay.
  */
 import {
   type AssistantMessage,
@@ -23,6 +24,8 @@ import { abortWatchers, sleep, untilAborted } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
+import { loggableFailure } from './retry-event.ts'
+import { nextSlice, sliceSpent } from './time-slice.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
 
@@ -60,9 +63,10 @@ type ReadEnd = typeof ABORTED | typeof ENDED | { readonly failure: LlmFailure }
 
 /**
  * Calls the model for the step at `position` until it answers, fails for good, or the turn is
- * cancelled. Appends `request/header` when owed, `assistant/chunk` per chunk, and exactly one
- * `assistant/message` per answered call (an `interrupted` one when a cancelled stream had visible
- * text). Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the
+ * cancelled. Appends `request/header` when owed, `assistant/chunk` per chunk, one `request/retry`
+ * per failed attempt that is retried (attempt, delay, failure with its code and request id), and
+ * exactly one `assistant/message` per answered call (an `interrupted` one when a cancelled stream
+ * had visible text). Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the
  * abort error while awaiting something other than the stream.
  */
 export async function callModel(env: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
@@ -76,6 +80,13 @@ export async function callModel(env: ModelCallEnv, position: TurnPosition): Prom
     if (outcome.kind !== 'failed') return outcome
     const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
     if (decision.kind === 'fail') return outcome
+    env.session.append('request/retry', {
+      turn: position.turn,
+      step: position.step,
+      attempt,
+      delayMs: decision.delayMs,
+      failure: loggableFailure(outcome.failure),
+    })
     await sleep(decision.delayMs, position.signal)
   }
 }
@@ -96,7 +107,13 @@ async function requestErrorDecision(
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; delayMs?: unknown }
     if (candidate.kind === 'fail') return { kind: 'fail' }
-    if (candidate.kind === 'retry' && typeof candidate.delayMs === 'number' && candidate.delayMs >= 0) {
+    // A finite delay only: it is logged (`request/retry`) and slept, so Infinity and NaN are refused.
+    if (
+      candidate.kind === 'retry' &&
+      typeof candidate.delayMs === 'number' &&
+      candidate.delayMs >= 0 &&
+      candidate.delayMs <= Number.MAX_SAFE_INTEGER
+    ) {
       return { kind: 'retry', delayMs: candidate.delayMs }
     }
   }
@@ -141,6 +158,7 @@ async function streamOnce(
       }
       session.append('assistant/chunk', { turn, step, chunk: next.value })
       assembler.push(next.value)
+      if (sliceSpent()) await nextSlice()
     }
     return ABORTED
   }

@@ -53,7 +53,13 @@ export interface LogOrigin {
 /** Event types that only stand inside an open turn. */
 const TURN_MEMBERS = new Set(['turn/end', 'step/start', 'step/end', 'request/header'])
 /** Event types that only stand inside the open step they name. */
-const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call', 'tool/result'])
+const STEP_MEMBERS = new Set([
+  'assistant/chunk',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'request/retry',
+])
 
 /**
  * The grammar as a state machine. `check(event)` returns the violations `event` would commit
@@ -67,8 +73,8 @@ const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call
  * - `step/end`: closes the open step it names; every tool call its `assistant/message`s proposed has
  *   been answered by a `tool/result`.
  * - `request/header`: inside an open turn.
- * - `assistant/chunk`, `assistant/message`, `tool/call`, `tool/result`: inside the open step they
- *   name. The first `assistant/chunk` of the log needs a `request/header` before it.
+ * - `assistant/chunk`, `assistant/message`, `tool/call`, `tool/result`, `request/retry`: inside the
+ *   open step they name. The first `assistant/chunk` of the log needs a `request/header` before it.
  * - `tool/call`: only for a call a tool-call block of the step's `assistant/message` proposed, once,
  *   and not after its result.
  * - `tool/result`: only for a call of the open step (proposed, or announced by `tool/call`) that has
@@ -157,7 +163,8 @@ export class LogGrammar {
       case 'assistant/chunk':
       case 'assistant/message':
       case 'tool/call':
-      case 'tool/result': {
+      case 'tool/result':
+      case 'request/retry': {
         const step = turn?.step
         if (turn === undefined || step === undefined) {
           report(`needs an open step, but turn ${turn?.turn} has none open`)

@@ -2,7 +2,8 @@
  * Where the model calls are in a log. The loop logs every chunk of a call as `assistant/chunk` the
  * moment it arrives, so a call is a run of chunks of one step: it starts at a chunk when no call of
  * that step is open and ends at its `finish` chunk, or when the step moves on without one (an
- * `assistant/message`, a tool event, a step or turn boundary). Inbox splices, user messages, header
+ * `assistant/message`, a `request/retry` (the loop gave up on that attempt and sends the call again),
+ * a tool event, a step or turn boundary). Inbox splices, user messages, header
  * snapshots and plugin events may stand between chunks without ending the call.
  */
 import type { SessionEvent } from 'dsh-session'
@@ -21,6 +22,7 @@ export interface ModelCall {
 
 const CALL_ENDERS = new Set([
   'assistant/message',
+  'request/retry',
   'tool/call',
   'tool/result',
   'step/start',

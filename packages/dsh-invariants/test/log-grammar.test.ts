@@ -242,6 +242,17 @@ function log(entries: ReadonlyArray<readonly [string, unknown, number?]>): Sessi
 const trigger = { kind: 'queued' }
 
 describe('log grammar, offline (checkSessionLog)', () => {
+  it('reports a request/retry outside the open step it names', () => {
+    const failure = { code: 'SERVER', message: 'overloaded' }
+    const events = log([
+      ['turn/start', { turn: 1, trigger }],
+      ['request/retry', { turn: 1, step: 1, attempt: 1, delayMs: 0, failure }],
+    ])
+    expect(checkSessionLog(events).map((violation) => violation.message)).toEqual([
+      'request/retry needs an open step, but turn 1 has none open',
+    ])
+  })
+
   it('reports a turn opened twice', () => {
     const events = log([
       ['turn/start', { turn: 1, trigger }],

@@ -2,6 +2,7 @@
 import { HarnessError, type LlmAdapter, LlmErrorCode } from 'dsh-llm'
 import { type CallConfig, streamCall } from './call.ts'
 import type { OpenAiCompatibleOptions } from './types.ts'
+import { defaultWarn } from './warnings.ts'
 
 /** The inactivity timeout used when `timeoutMs` is not given: five minutes. */
 export const DEFAULT_TIMEOUT_MS = 300_000
@@ -45,7 +46,14 @@ function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
     headers.set('authorization', `Bearer ${options.apiKey}`)
   }
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)
+  const label = options.name ?? base
+  if (typeof label !== 'string' || label === '')
+    throw invalid(`name must be a non-empty string, got ${JSON.stringify(options.name)}`)
+  const warn = options.onWarning ?? defaultWarn
+  if (typeof warn !== 'function') throw invalid('onWarning must be a function')
   return {
+    label,
+    warn,
     url: `${base}/chat/completions`,
     headers: [...headers.entries()],
     timeoutMs,

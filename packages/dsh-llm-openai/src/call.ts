@@ -7,20 +7,26 @@ import {
   llmFailure,
   type StreamChunk,
 } from 'dsh-llm'
-import { httpFailure, thrownFailure } from './errors.ts'
+import { type CallContext, thrownFailure, where } from './errors.ts'
 import { CallGuard } from './guard.ts'
+import { httpFailure } from './http-errors.ts'
 import { type BodyPolicy, buildChatBody } from './request.ts'
+import { headerRequestId } from './request-id.ts'
 import { type SseEvent, SseParser } from './sse.ts'
 import { ChatStreamMapper } from './stream.ts'
+import type { OpenAiWarning } from './warnings.ts'
 
 /** Everything a call needs, resolved once by the factory. */
 export interface CallConfig {
+  /** The provider's name in messages: `options.name`, else the base URL. */
+  readonly label: string
   readonly url: string
   readonly headers: readonly (readonly [string, string])[]
   readonly timeoutMs: number
   readonly fetch: typeof fetch
   readonly policy: BodyPolicy
   readonly extraBody: Readonly<Record<string, unknown>> | undefined
+  readonly warn: (warning: OpenAiWarning) => void
 }
 
 /** The terminal chunk for a failure: `aborted` for `ABORTED`, `error` for everything else. */
@@ -40,7 +46,12 @@ export async function* streamCall(
   config: CallConfig,
 ): AsyncGenerator<StreamChunk, void> {
   const signal = request.signal
-  const context = { url: config.url, timeoutMs: config.timeoutMs }
+  const context: CallContext = {
+    label: config.label,
+    model: request.model,
+    url: config.url,
+    timeoutMs: config.timeoutMs,
+  }
   if (signal?.aborted === true) {
     yield failureFinish(thrownFailure(signal.reason, 'aborted', context))
     return
@@ -72,8 +83,8 @@ export async function* streamCall(
       yield failureFinish(thrownFailure(error, guard.cause, context))
       return
     }
-    const headerRequestId = response.headers.get('x-request-id') ?? undefined
-    const requestContext = { ...context, requestId: headerRequestId }
+    const requestId = headerRequestId(response.headers)
+    const requestContext = { ...context, requestId }
     const contentType = response.headers.get('content-type') ?? ''
     if (!response.ok || response.body === null || contentType.startsWith('application/json')) {
       let text = ''
@@ -90,47 +101,62 @@ export async function* streamCall(
         response.ok
           ? llmFailure(
               LlmErrorCode.MALFORMED_RESPONSE,
-              `${config.url} answered ${response.status} with ${contentType || 'no content type'} instead of an event stream`,
-              { status: response.status, requestId: headerRequestId },
+              `${where(context)}: ${config.url} answered ${response.status} with ${contentType || 'no content type'} instead of an event stream`,
+              { status: response.status, requestId },
             )
-          : httpFailure(response.status, response.statusText, response.headers, text),
+          : httpFailure(response, text, requestContext),
       )
       return
     }
-    yield* readEvents(response.body.getReader(), new ChatStreamMapper(headerRequestId), guard, context)
+    const mapper = new ChatStreamMapper({ call: context, headerRequestId: requestId, warn: config.warn })
+    yield* readEvents(response.body.getReader(), mapper, guard, context)
   } finally {
     guard.dispose()
   }
 }
 
+/**
+ * Reads the body to its end. The answer is complete once a `finish_reason` arrived; after that a
+ * `[DONE]`, a clean end, a dropped socket or a stall all end it normally. Before it, only `[DONE]`
+ * ends the protocol properly; a clean end, a dropped socket or a stall past `timeoutMs` is a
+ * retryable failure, and no tool call that was still streaming gets a `block-end`.
+ */
 async function* readEvents(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   mapper: ChatStreamMapper,
   guard: CallGuard,
-  context: { readonly url: string; readonly timeoutMs: number },
+  context: CallContext,
 ): AsyncGenerator<StreamChunk, void> {
   const parser = new SseParser()
   const events: SseEvent[] = []
   const out: StreamChunk[] = []
   let count = 0
   for (;;) {
-    if (guard.cause !== undefined) {
-      yield failureFinish(thrownFailure(undefined, guard.cause, { ...context, requestId: mapper.requestId }))
-      return
+    let read: Awaited<ReturnType<typeof reader.read>> | undefined
+    let readError: unknown
+    if (guard.cause === undefined) {
+      try {
+        guard.arm()
+        read = await reader.read()
+        guard.disarm()
+      } catch (error) {
+        readError = error
+      }
     }
-    let read: Awaited<ReturnType<typeof reader.read>>
-    try {
-      guard.arm()
-      read = await reader.read()
-      guard.disarm()
-    } catch (error) {
-      yield failureFinish(thrownFailure(error, guard.cause, { ...context, requestId: mapper.requestId }))
+    if (read === undefined) {
+      // The body broke off: the caller aborted, the stall timer fired, or the socket died.
+      const failure =
+        guard.cause !== 'aborted' && mapper.finished
+          ? mapper.complete(true, count, out)
+          : thrownFailure(readError, guard.cause, { ...context, requestId: mapper.requestId })
+      if (!mapper.finished) mapper.pushUsage(out)
+      yield* drain(out, failure)
       return
     }
     if (read.done) parser.end(events)
     else parser.push(read.value, events)
     let failure: LlmFailure | undefined
-    let done = read.done
+    let done = false
     for (const event of events) {
       if (failure !== undefined || done) break
       count++
@@ -138,12 +164,17 @@ async function* readEvents(
       else failure = acceptData(mapper, event.data, count, out)
     }
     events.length = 0
-    if (done && failure === undefined) failure = mapper.complete(count, out)
-    for (const chunk of out) yield chunk
-    out.length = 0
-    if (failure !== undefined) yield failureFinish(failure)
-    if (done || failure !== undefined) return
+    if (failure !== undefined) mapper.pushUsage(out)
+    else if (done || read.done) failure = mapper.complete(done, count, out)
+    yield* drain(out, failure)
+    if (done || read.done || failure !== undefined) return
   }
+}
+
+function* drain(out: StreamChunk[], failure: LlmFailure | undefined): Generator<StreamChunk, void> {
+  for (const chunk of out) yield chunk
+  out.length = 0
+  if (failure !== undefined) yield failureFinish(failure)
 }
 
 function acceptData(
@@ -157,9 +188,7 @@ function acceptData(
     payload = JSON.parse(data)
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
-    return llmFailure(LlmErrorCode.MALFORMED_RESPONSE, `SSE event ${event} is not valid JSON: ${reason}`, {
-      requestId: mapper.requestId,
-    })
+    return mapper.malformed(`SSE event ${event} is not valid JSON: ${reason}`)
   }
   return mapper.accept(payload, event, out)
 }

@@ -8,9 +8,12 @@ import {
   type StreamChunk,
   type Usage,
 } from 'dsh-llm'
-import { OpenAiErrorCode } from './errors.ts'
+import { type PieceKind, readContent } from './content-parts.ts'
+import { type CallContext, where } from './errors.ts'
+import { mapFinishReason } from './finish.ts'
 import { isRecord, type JsonRecord, numberField, stringField } from './json.ts'
 import { mapUsage } from './usage.ts'
+import type { OpenAiWarning, OpenAiWarningCode } from './warnings.ts'
 
 interface OpenTextBlock {
   readonly kind: 'text' | 'reasoning'
@@ -25,36 +28,48 @@ interface OpenToolBlock {
   args: string
 }
 
+/** What the mapper needs from its call: where it goes (for messages) and where warnings go. */
+export interface MapperContext {
+  readonly call: Omit<CallContext, 'requestId'>
+  readonly headerRequestId: string | undefined
+  readonly warn: (warning: OpenAiWarning) => void
+}
+
 /**
  * Maps one streamed completion (choice 0) to dsh chunks, linearly in the number of deltas.
  *
- * Every block gets its own dsh `index`, in order of first appearance. Text and reasoning deltas extend
- * the open block of their kind; a switch of kind, or the first delta of a tool call, ends it. Tool
- * calls are keyed by their provider `index`; the first delta must carry the call id, and its name (or
- * the first delta that has one) is announced once. The remaining blocks end when `finish_reason`
- * arrives; `usage` (the last one reported) and `finish` follow in `complete`.
+ * Every block gets its own dsh `index`, in order of first appearance. Text (a `content` string or
+ * text parts), reasoning (`reasoning_content`, `reasoning`, or thinking parts) and refusals (shown as
+ * text) extend the open block of their kind; a switch of kind, or the first delta of a tool call,
+ * ends it. Only a non-empty `finish_reason` ends the choice (`""` and `null` mean "not yet"); after
+ * it, deltas of choice 0 are ignored but `usage` is still read. Choices other than 0 are ignored with
+ * one `EXTRA_CHOICES` warning.
  */
 export class ChatStreamMapper {
-  readonly #headerRequestId: string | undefined
+  readonly #context: MapperContext
   #completionId: string | undefined
   #nextIndex = 0
   #open: OpenTextBlock | undefined
+  /** Tool calls by their provider `index`. */
   readonly #tools = new Map<number, OpenToolBlock>()
+  readonly #byId = new Map<string, OpenToolBlock>()
   readonly #toolOrder: OpenToolBlock[] = []
+  #refusal = ''
   #finish: FinishReason | undefined
   #usage: Usage | undefined
+  #usageSent = false
+  readonly #warned = new Set<OpenAiWarningCode>()
 
-  /** `headerRequestId` is the response's `x-request-id`; failures carry it (else the completion id). */
-  constructor(headerRequestId: string | undefined) {
-    this.#headerRequestId = headerRequestId
+  constructor(context: MapperContext) {
+    this.#context = context
   }
 
   /** The request id failures should carry: the header's, else the streamed completion id. */
   get requestId(): string | undefined {
-    return this.#headerRequestId ?? this.#completionId
+    return this.#context.headerRequestId ?? this.#completionId
   }
 
-  /** True once a `finish_reason` arrived; deltas after it are ignored. */
+  /** True once a non-empty `finish_reason` arrived: the answer is complete, whatever follows. */
   get finished(): boolean {
     return this.#finish !== undefined
   }
@@ -62,20 +77,29 @@ export class ChatStreamMapper {
   /**
    * Maps one `data:` payload (`event` is its 1-based position, for messages), appending chunks to `out`.
    * Returns a failure — and then the stream must end with it — for a payload of the wrong shape, an
-   * in-band `error` object, a tool call without id or name, or a provider-side abort reason.
+   * in-band `error` object, or a tool call without a name at its end.
    */
   accept(payload: unknown, event: number, out: StreamChunk[]): LlmFailure | undefined {
-    if (!isRecord(payload)) return this.#malformed(`SSE event ${event} is not a JSON object`)
+    if (!isRecord(payload)) return this.malformed(`SSE event ${event} is not a JSON object`)
     if (payload.error !== undefined && payload.error !== null) return this.#inBandError(payload.error)
     const id = stringField(payload.id)
     if (id !== undefined && id !== '') this.#completionId = id
-    if (isRecord(payload.usage)) this.#usage = mapUsage(payload.usage) ?? this.#usage
+    const usage = isRecord(payload.usage) ? payload.usage : groqUsage(payload)
+    if (usage !== undefined) this.#usage = mapUsage(usage) ?? this.#usage
     const choices = payload.choices
     if (choices === undefined || choices === null) return undefined
-    if (!Array.isArray(choices)) return this.#malformed(`SSE event ${event}: 'choices' is not an array`)
+    if (!Array.isArray(choices)) return this.malformed(`SSE event ${event}: 'choices' is not an array`)
     for (const choice of choices) {
-      if (!isRecord(choice)) return this.#malformed(`SSE event ${event}: a choice is not an object`)
-      if ((numberField(choice.index) ?? 0) !== 0 || this.#finish !== undefined) continue
+      if (!isRecord(choice)) return this.malformed(`SSE event ${event}: a choice is not an object`)
+      const index = numberField(choice.index) ?? 0
+      if (index !== 0) {
+        this.#warnOnce(
+          'EXTRA_CHOICES',
+          `${this.#where()} sent choice ${index}; only choice 0 is used (n > 1 is not supported)`,
+        )
+        continue
+      }
+      if (this.#finish !== undefined) continue
       const failure = this.#acceptChoice(choice, event, out)
       if (failure !== undefined) return failure
     }
@@ -83,38 +107,80 @@ export class ChatStreamMapper {
   }
 
   /**
-   * Ends the stream (after `[DONE]` or the end of the body): appends `usage` when one was reported, then
-   * `finish`. Returns a `MALFORMED_RESPONSE` failure instead when no `finish_reason` ever arrived.
+   * Ends the stream. `protocolEnded` says whether `[DONE]` arrived. Appends `usage` (when one was
+   * reported) and returns the failure to end with, or appends `finish` and returns `undefined`:
+   * - no `finish_reason` and no `[DONE]`: a retryable `TRANSPORT` failure — the answer is incomplete;
+   * - no `finish_reason` but `[DONE]`: the choice ends here, as `tool-calls` if it called tools, else `stop`;
+   * - an error finish reason: that failure;
+   * - a `stop`/`tool-calls` answer with no text, reasoning, refusal or tool call: `EMPTY_RESPONSE`.
    */
-  complete(events: number, out: StreamChunk[]): LlmFailure | undefined {
+  complete(protocolEnded: boolean, events: number, out: StreamChunk[]): LlmFailure | undefined {
     if (this.#finish === undefined) {
-      return this.#malformed(`the stream ended after ${events} SSE events without a finish_reason`)
+      if (!protocolEnded) {
+        this.pushUsage(out)
+        return llmFailure(
+          LlmErrorCode.TRANSPORT,
+          `${this.#where()}: the stream ended after ${events} SSE events with neither a finish_reason nor [DONE]; the answer is incomplete`,
+          { requestId: this.requestId },
+        )
+      }
+      const failure = this.#end(this.#toolOrder.length > 0 ? { kind: 'tool-calls' } : { kind: 'stop' }, out)
+      if (failure !== undefined) return failure
     }
-    if (this.#usage !== undefined) out.push({ type: 'usage', usage: this.#usage })
-    out.push({ type: 'finish', reason: this.#finish })
+    const finish = this.#finish ?? { kind: 'stop' }
+    this.pushUsage(out)
+    if (finish.kind === 'error') return finish.failure
+    if ((finish.kind === 'stop' || finish.kind === 'tool-calls') && this.#nextIndex === 0) {
+      return llmFailure(
+        LlmErrorCode.EMPTY_RESPONSE,
+        `${this.#where()} answered with no text, no reasoning and no tool call (finish ${finish.kind})`,
+        { requestId: this.requestId },
+      )
+    }
+    out.push({ type: 'finish', reason: finish })
     return undefined
+  }
+
+  /** Appends the last reported `usage`, once, so a failure after partial output keeps what was paid. */
+  pushUsage(out: StreamChunk[]): void {
+    if (this.#usage === undefined || this.#usageSent) return
+    this.#usageSent = true
+    out.push({ type: 'usage', usage: this.#usage })
   }
 
   #acceptChoice(choice: JsonRecord, event: number, out: StreamChunk[]): LlmFailure | undefined {
     const delta = isRecord(choice.delta) ? choice.delta : {}
     const reasoning = stringField(delta.reasoning_content) ?? stringField(delta.reasoning)
     if (reasoning !== undefined) this.#appendText('reasoning', reasoning, out)
-    const text = stringField(delta.content)
-    if (text !== undefined) this.#appendText('text', text, out)
+    const emit = (kind: PieceKind, text: string) => this.#appendPiece(kind, text, out)
+    readContent(delta.content, emit, (type) =>
+      this.#warnOnce(
+        'UNKNOWN_CONTENT_PART',
+        `${this.#where()} sent a '${type}' content part, which this adapter cannot map; it was left out`,
+      ),
+    )
+    const refusal = stringField(delta.refusal)
+    if (refusal !== undefined) this.#appendPiece('refusal', refusal, out)
     if (Array.isArray(delta.tool_calls)) {
       for (let position = 0; position < delta.tool_calls.length; position++) {
         const entry: unknown = delta.tool_calls[position]
-        if (!isRecord(entry))
-          return this.#malformed(`SSE event ${event}: a tool_calls entry is not an object`)
-        const failure = this.#toolDelta(entry, position, event, out)
-        if (failure !== undefined) return failure
+        if (!isRecord(entry)) return this.malformed(`SSE event ${event}: a tool_calls entry is not an object`)
+        this.#toolDelta(entry, out)
       }
     }
     const reason = stringField(choice.finish_reason)
-    if (reason === undefined) return undefined
-    const mapped = this.#finishReason(reason)
-    if (mapped.kind === 'error') return mapped.failure
-    return this.#endAll(mapped, out)
+    if (reason === undefined || reason === '') return undefined
+    const context = { ...this.#context.call, requestId: this.requestId }
+    return this.#end(mapFinishReason(reason, context), out)
+  }
+
+  #appendPiece(kind: PieceKind, text: string, out: StreamChunk[]): void {
+    if (kind !== 'refusal') {
+      this.#appendText(kind, text, out)
+      return
+    }
+    this.#refusal += text
+    this.#appendText('text', text, out)
   }
 
   #appendText(kind: 'text' | 'reasoning', text: string, out: StreamChunk[]): void {
@@ -130,64 +196,49 @@ export class ChatStreamMapper {
     out.push({ type: kind === 'text' ? 'text-delta' : 'reasoning-delta', index: block.index, text })
   }
 
-  #toolDelta(entry: JsonRecord, position: number, event: number, out: StreamChunk[]): LlmFailure | undefined {
-    const key = numberField(entry.index) ?? position
+  /**
+   * One `tool_calls` entry. A call is found by its `index`, unless the entry carries a different id
+   * (a new call reusing the index); without `index`, by its id; with neither, it continues the latest
+   * call. A new call without an id gets a generated one (`<completion id>-tool-<n>`).
+   */
+  #toolDelta(entry: JsonRecord, out: StreamChunk[]): void {
     const fn = isRecord(entry.function) ? entry.function : {}
     const name = stringField(fn.name) ?? ''
     const args = stringField(fn.arguments) ?? ''
-    let tool = this.#tools.get(key)
+    const id = stringField(entry.id) ?? ''
+    const key = numberField(entry.index)
+    let tool =
+      key !== undefined ? this.#tools.get(key) : id !== '' ? this.#byId.get(id) : this.#toolOrder.at(-1)
+    if (tool !== undefined && id !== '' && id !== tool.id) tool = undefined
     if (tool === undefined) {
-      const id = stringField(entry.id) ?? ''
-      if (id === '') return this.#malformed(`SSE event ${event}: tool call ${key} began without an id`)
       this.#endOpen(out)
-      tool = { index: this.#nextIndex++, id: CallId(id), name, args }
-      this.#tools.set(key, tool)
+      const callId = id !== '' ? id : `${this.#completionId ?? 'call'}-tool-${this.#toolOrder.length}`
+      tool = { index: this.#nextIndex++, id: CallId(callId), name, args }
+      if (key !== undefined) this.#tools.set(key, tool)
+      this.#byId.set(callId, tool)
       this.#toolOrder.push(tool)
       out.push({ type: 'block-start', index: tool.index, blockType: 'tool-call' })
       out.push(toolDeltaChunk(tool, name, args))
-      return undefined
+      return
     }
     const announce = tool.name === '' && name !== '' ? name : ''
     if (announce !== '') tool.name = announce
-    if (args.length === 0 && announce === '') return undefined
+    if (args.length === 0 && announce === '') return
     tool.args += args
     out.push(toolDeltaChunk(tool, announce, args))
-    return undefined
   }
 
-  #finishReason(reason: string): FinishReason {
-    switch (reason) {
-      case 'stop':
-        return { kind: 'stop' }
-      case 'tool_calls':
-      case 'function_call':
-        return { kind: 'tool-calls' }
-      case 'length':
-        return { kind: 'max-tokens' }
-      case 'content_filter':
-        return this.#errorReason(
-          OpenAiErrorCode.CONTENT_FILTERED,
-          'the provider stopped the output (content_filter)',
-        )
-      case 'insufficient_system_resource':
-        return this.#errorReason(
-          LlmErrorCode.SERVER,
-          'the provider interrupted the output (insufficient_system_resource)',
-        )
-      default:
-        // Unknown reasons from other servers: the blocks themselves say whether tools were called.
-        return this.#toolOrder.length > 0 ? { kind: 'tool-calls' } : { kind: 'stop' }
+  /**
+   * Records the finish reason. A normal one ends every block (tool calls first: the open text block,
+   * if any, opened after them); an error leaves the blocks open, as any failure partway does.
+   */
+  #end(reason: FinishReason, out: StreamChunk[]): LlmFailure | undefined {
+    if (reason.kind === 'error') {
+      this.#finish = reason
+      return undefined
     }
-  }
-
-  #errorReason(code: string, message: string): FinishReason {
-    return { kind: 'error', failure: llmFailure(code, message, { requestId: this.requestId }) }
-  }
-
-  #endAll(reason: FinishReason, out: StreamChunk[]): LlmFailure | undefined {
-    // The open text block, if any, opened after every tool call: end the tool calls first.
     for (const tool of this.#toolOrder) {
-      if (tool.name === '') return this.#malformed(`tool call ${tool.id} ended without a function name`)
+      if (tool.name === '') return this.malformed(`tool call ${tool.id} ended without a function name`)
     }
     for (const tool of this.#toolOrder) {
       out.push({
@@ -197,7 +248,8 @@ export class ChatStreamMapper {
       })
     }
     this.#endOpen(out)
-    this.#finish = reason
+    this.#finish =
+      reason.kind === 'stop' && this.#refusal !== '' ? { kind: 'refusal', refusal: this.#refusal } : reason
     return undefined
   }
 
@@ -209,15 +261,39 @@ export class ChatStreamMapper {
   }
 
   #inBandError(error: unknown): LlmFailure {
-    const message = isRecord(error) ? stringField(error.message) : stringField(error)
-    return llmFailure(LlmErrorCode.SERVER, message ?? 'the provider sent an error event without a message', {
+    const record = isRecord(error) ? error : {}
+    const message = stringField(record.message) ?? stringField(error)
+    const code = stringField(record.code) ?? stringField(record.type)
+    return llmFailure(
+      LlmErrorCode.SERVER,
+      `${this.#where()}: error event${code === undefined ? '' : ` ${code}`}: ${message ?? '(no message)'}`,
+      { requestId: this.requestId, providerCode: code },
+    )
+  }
+
+  /** A `MALFORMED_RESPONSE` failure whose message names the provider and model. */
+  malformed(message: string): LlmFailure {
+    return llmFailure(LlmErrorCode.MALFORMED_RESPONSE, `${this.#where()}: ${message}`, {
       requestId: this.requestId,
     })
   }
 
-  #malformed(message: string): LlmFailure {
-    return llmFailure(LlmErrorCode.MALFORMED_RESPONSE, message, { requestId: this.requestId })
+  #where(): string {
+    return where({ ...this.#context.call, requestId: this.requestId })
   }
+
+  #warnOnce(code: OpenAiWarningCode, message: string): void {
+    if (this.#warned.has(code)) return
+    this.#warned.add(code)
+    const requestId = this.requestId
+    this.#context.warn(requestId === undefined ? { code, message } : { code, message, requestId })
+  }
+}
+
+/** Groq reports streamed usage in `x_groq.usage` of the last chunk instead of `usage`. */
+function groqUsage(payload: JsonRecord): JsonRecord | undefined {
+  const groq = payload.x_groq
+  return isRecord(groq) && isRecord(groq.usage) ? groq.usage : undefined
 }
 
 function toolDeltaChunk(tool: OpenToolBlock, name: string, args: string): StreamChunk {

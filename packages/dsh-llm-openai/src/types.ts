@@ -1,4 +1,5 @@
 /** Types of the OpenAI-compatible adapter: its options and the Chat Completions wire shapes it writes. */
+import type { OpenAiWarning } from './warnings.ts'
 
 /**
  * How reasoning blocks of earlier assistant messages are sent back to the provider.
@@ -16,6 +17,15 @@ export type MaxTokensField = 'max_tokens' | 'max_completion_tokens'
 export interface OpenAiCompatibleOptions {
   /** The API root; the adapter posts to `${baseURL}/chat/completions`. A trailing `/` is ignored. */
   readonly baseURL: string
+  /**
+   * The provider's name in failure and warning messages (e.g. `'groq'`). Default: the base URL.
+   */
+  readonly name?: string
+  /**
+   * Where non-fatal surprises go: choices other than 0 (`n > 1`), content parts that cannot be mapped.
+   * Called at most once per code and call. Default: `process.emitWarning` (else `console.warn`).
+   */
+  readonly onWarning?: (warning: OpenAiWarning) => void
   /** Sent as `Authorization: Bearer <apiKey>`. Omit (or pass `''`) for servers without auth. */
   readonly apiKey?: string
   /** Extra request headers; they are written last, so they override the adapter's own. */

@@ -36,7 +36,7 @@ describe('timeouts and cancellation', () => {
       { type: 'text-delta', index: 0, text: 'Hello' },
       finish('error', {
         code: 'TIMEOUT',
-        message: `no data from ${url()} for 150 ms (timeoutMs)`,
+        message: `${server.baseURL} (model test-model): no data from ${url()} for 150 ms (timeoutMs)`,
         requestId: 'req-fixture',
       }),
     ] satisfies StreamChunk[])
@@ -47,7 +47,10 @@ describe('timeouts and cancellation', () => {
     server.reply({ silent: true })
     const adapter = openAiCompatible({ baseURL: server.baseURL, timeoutMs: 100 })
     expect(await run(adapter, prompt())).toEqual([
-      finish('error', { code: 'TIMEOUT', message: `no data from ${url()} for 100 ms (timeoutMs)` }),
+      finish('error', {
+        code: 'TIMEOUT',
+        message: `${server.baseURL} (model test-model): no data from ${url()} for 100 ms (timeoutMs)`,
+      }),
     ])
   })
 
@@ -76,7 +79,7 @@ describe('timeouts and cancellation', () => {
       { type: 'text-delta', index: 0, text: 'Hello' },
       finish('aborted', {
         code: 'ABORTED',
-        message: `the request to ${url()} was aborted by its signal`,
+        message: `${server.baseURL} (model test-model): the request to ${url()} was aborted by its signal`,
         requestId: 'req-fixture',
       }),
     ] satisfies StreamChunk[])
@@ -89,7 +92,10 @@ describe('timeouts and cancellation', () => {
     const adapter = openAiCompatible({ baseURL: server.baseURL })
     setTimeout(() => controller.abort(), 30)
     expect(await run(adapter, prompt('hi', { signal: controller.signal }))).toEqual([
-      finish('aborted', { code: 'ABORTED', message: `the request to ${url()} was aborted by its signal` }),
+      finish('aborted', {
+        code: 'ABORTED',
+        message: `${server.baseURL} (model test-model): the request to ${url()} was aborted by its signal`,
+      }),
     ])
     await server.requests.at(-1)?.closed
   })
@@ -98,7 +104,10 @@ describe('timeouts and cancellation', () => {
     const before = server.requests.length
     const adapter = openAiCompatible({ baseURL: server.baseURL })
     expect(await run(adapter, prompt('hi', { signal: AbortSignal.abort() }))).toEqual([
-      finish('aborted', { code: 'ABORTED', message: `the request to ${url()} was aborted by its signal` }),
+      finish('aborted', {
+        code: 'ABORTED',
+        message: `${server.baseURL} (model test-model): the request to ${url()} was aborted by its signal`,
+      }),
     ])
     expect(server.requests.length).toBe(before)
   })

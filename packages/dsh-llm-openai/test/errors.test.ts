@@ -17,6 +17,11 @@ function adapter() {
   return openAiCompatible({ baseURL: server.baseURL, apiKey: 'sk-test' })
 }
 
+/** How every failure message of these calls begins: the provider label and the model. */
+function where(): string {
+  return `${server.baseURL} (model test-model)`
+}
+
 function errorFinish(failure: LlmFailure): StreamChunk {
   return { type: 'finish', reason: { kind: 'error', failure } }
 }
@@ -46,7 +51,8 @@ describe('HTTP errors become one terminal finish chunk', () => {
       ),
       failure: {
         code: 'AUTH',
-        message: 'Incorrect API key provided: sk-test.',
+        message: 'HTTP 401 invalid_api_key: Incorrect API key provided: sk-test. [request req-401]',
+        providerCode: 'invalid_api_key',
         status: 401,
         requestId: 'req-401',
       },
@@ -58,7 +64,11 @@ describe('HTTP errors become one terminal finish chunk', () => {
         headers: { 'content-type': 'text/plain' },
         writes: ['Forbidden: region not supported\n'],
       },
-      failure: { code: 'AUTH', message: 'Forbidden: region not supported', status: 403 },
+      failure: {
+        code: 'AUTH',
+        message: 'HTTP 403 Forbidden, text/plain body: Forbidden: region not supported',
+        status: 403,
+      },
     },
     {
       name: '429 → RATE_LIMIT with Retry-After seconds',
@@ -75,7 +85,8 @@ describe('HTTP errors become one terminal finish chunk', () => {
       ),
       failure: {
         code: 'RATE_LIMIT',
-        message: 'Rate limit reached for requests',
+        message: 'HTTP 429 rate_limit_exceeded: Rate limit reached for requests',
+        providerCode: 'rate_limit_exceeded',
         status: 429,
         retryAfterMs: 7000,
       },
@@ -85,7 +96,7 @@ describe('HTTP errors become one terminal finish chunk', () => {
       reply: json(500, { error: { message: 'The server had an error while processing your request.' } }),
       failure: {
         code: 'SERVER',
-        message: 'The server had an error while processing your request.',
+        message: 'HTTP 500: The server had an error while processing your request.',
         status: 500,
       },
     },
@@ -108,7 +119,8 @@ describe('HTTP errors become one terminal finish chunk', () => {
       failure: {
         code: 'CONTEXT_WINDOW_EXCEEDED',
         message:
-          "This model's maximum context length is 131072 tokens. However, you requested 140210 tokens (140210 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+          "HTTP 400 invalid_request_error: This model's maximum context length is 131072 tokens. However, you requested 140210 tokens (140210 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+        providerCode: 'invalid_request_error',
         status: 400,
       },
     },
@@ -122,16 +134,17 @@ describe('HTTP errors become one terminal finish chunk', () => {
       }),
       failure: {
         code: 'INVALID_REQUEST',
-        message: "Invalid value for 'temperature': must be at most 2.",
+        message: "HTTP 400 invalid_request_error: Invalid value for 'temperature': must be at most 2.",
+        providerCode: 'invalid_request_error',
         status: 400,
       },
     },
     {
-      name: '404 with a string error and a body id → INVALID_REQUEST carrying that id',
+      name: '404 with a string error about the model and a body id → MODEL_NOT_FOUND carrying that id',
       reply: json(404, { id: 'req-body-404', error: "model 'llama9' not found" }),
       failure: {
-        code: 'INVALID_REQUEST',
-        message: "model 'llama9' not found",
+        code: 'MODEL_NOT_FOUND',
+        message: "HTTP 404: model 'llama9' not found [request req-body-404]",
         status: 404,
         requestId: 'req-body-404',
       },
@@ -141,7 +154,9 @@ describe('HTTP errors become one terminal finish chunk', () => {
   for (const { name, reply, failure } of cases) {
     it(name, async () => {
       server.reply(reply)
-      expect(await run(adapter(), prompt())).toEqual([errorFinish(failure)])
+      expect(await run(adapter(), prompt())).toEqual([
+        errorFinish({ ...failure, message: `${where()}: ${failure.message}` }),
+      ])
     })
   }
 
@@ -152,7 +167,12 @@ describe('HTTP errors become one terminal finish chunk', () => {
       json(429, { error: { message: 'Slow down' } }, { 'retry-after': 'Mon, 30 Nov 2026 12:00:30 GMT' }),
     )
     expect(await run(adapter(), prompt())).toEqual([
-      errorFinish({ code: 'RATE_LIMIT', message: 'Slow down', status: 429, retryAfterMs: 30_000 }),
+      errorFinish({
+        code: 'RATE_LIMIT',
+        message: `${where()}: HTTP 429: Slow down`,
+        status: 429,
+        retryAfterMs: 30_000,
+      }),
     ])
   })
 })
@@ -174,7 +194,8 @@ describe('finish reasons that are failures', () => {
     expect((await run(adapter(), prompt())).at(-1)).toEqual(
       errorFinish({
         code: 'CONTENT_FILTERED',
-        message: 'the provider stopped the output (content_filter)',
+        message: `${where()} stopped the output (finish_reason content_filter)`,
+        providerCode: 'content_filter',
         requestId: 'req-fixture',
       }),
     )
@@ -185,35 +206,35 @@ describe('finish reasons that are failures', () => {
     expect((await run(adapter(), prompt())).at(-1)).toEqual(
       errorFinish({
         code: 'SERVER',
-        message: 'the provider interrupted the output (insufficient_system_resource)',
+        message: `${where()} interrupted the output (finish_reason insufficient_system_resource)`,
+        providerCode: 'insufficient_system_resource',
         requestId: 'req-fixture',
       }),
     )
   })
 
-  it('an unknown finish reason reads as stop, or tool-calls when the response called tools', async () => {
-    server.reply(sseReply(finishing('eos')))
-    expect((await run(adapter(), prompt())).at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
-    const call = {
-      tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+  it('end-of-sequence aliases (eos, eos_token, stop_sequence) read as stop; max_tokens as max-tokens', async () => {
+    for (const reason of ['eos', 'eos_token', 'stop_sequence']) {
+      server.reply(sseReply(finishing(reason)))
+      expect((await run(adapter(), prompt())).at(-1)).toEqual({ type: 'finish', reason: { kind: 'stop' } })
     }
-    server.reply(sseReply(finishing('eos', call)))
+    server.reply(sseReply(finishing('max_tokens')))
     expect((await run(adapter(), prompt())).at(-1)).toEqual({
       type: 'finish',
-      reason: { kind: 'tool-calls' },
+      reason: { kind: 'max-tokens' },
     })
   })
 
-  it('a tool call whose first delta has no id is MALFORMED_RESPONSE', async () => {
+  it('a tool call whose first delta has no id gets one made of the completion id and its position', async () => {
     const call = { tool_calls: [{ index: 0, type: 'function', function: { name: 'ls', arguments: '{}' } }] }
     server.reply(sseReply(finishing('tool_calls', call)))
+    const id = CallId('chatcmpl-F1-tool-0')
     expect(await run(adapter(), prompt())).toEqual([
-      errorFinish({
-        code: 'MALFORMED_RESPONSE',
-        message: 'SSE event 1: tool call 0 began without an id',
-        requestId: 'req-fixture',
-      }),
-    ])
+      { type: 'block-start', index: 0, blockType: 'tool-call' },
+      { type: 'tool-call-delta', index: 0, id, name: 'ls', argumentsDelta: '{}' },
+      { type: 'block-end', index: 0, block: { type: 'tool-call', id, name: 'ls', arguments: '{}' } },
+      { type: 'finish', reason: { kind: 'tool-calls' } },
+    ] satisfies StreamChunk[])
   })
 
   it('a retry-after-ms header wins over Retry-After', async () => {
@@ -221,13 +242,18 @@ describe('finish reasons that are failures', () => {
       json(429, { error: { message: 'Too many' } }, { 'retry-after-ms': '1500', 'retry-after': '9' }),
     )
     expect(await run(adapter(), prompt())).toEqual([
-      errorFinish({ code: 'RATE_LIMIT', message: 'Too many', status: 429, retryAfterMs: 1500 }),
+      errorFinish({
+        code: 'RATE_LIMIT',
+        message: `${where()}: HTTP 429: Too many`,
+        status: 429,
+        retryAfterMs: 1500,
+      }),
     ])
   })
 })
 
 describe('broken streams', () => {
-  it('a stream cut mid tool call ends with MALFORMED_RESPONSE after the deltas it delivered', async () => {
+  it('a stream cut mid tool call (no finish_reason, no [DONE]) is a retryable TRANSPORT failure after the deltas it delivered', async () => {
     server.reply(sseReply(fixture('cut-mid-tool.sse')))
     const id = CallId('call_read_03')
     expect(await run(adapter(), prompt())).toEqual([
@@ -235,8 +261,8 @@ describe('broken streams', () => {
       { type: 'tool-call-delta', index: 0, id, name: 'read_file', argumentsDelta: '' },
       { type: 'tool-call-delta', index: 0, id, argumentsDelta: '{"path": "src/' },
       errorFinish({
-        code: 'MALFORMED_RESPONSE',
-        message: 'the stream ended after 2 SSE events without a finish_reason',
+        code: 'TRANSPORT',
+        message: `${where()}: the stream ended after 2 SSE events with neither a finish_reason nor [DONE]; the answer is incomplete`,
         requestId: 'req-fixture',
       }),
     ] satisfies StreamChunk[])
@@ -250,8 +276,8 @@ describe('broken streams', () => {
     const chunks = await run(adapter(), prompt())
     expect(chunks.at(-1)).toEqual(
       errorFinish({
-        code: 'MALFORMED_RESPONSE',
-        message: 'the stream ended after 2 SSE events without a finish_reason',
+        code: 'TRANSPORT',
+        message: `${where()}: the stream ended after 2 SSE events with neither a finish_reason nor [DONE]; the answer is incomplete`,
         requestId: 'chatcmpl-C3',
       }),
     )
@@ -264,7 +290,7 @@ describe('broken streams', () => {
       { type: 'text-delta', index: 0, text: 'Partial' },
       errorFinish({
         code: 'MALFORMED_RESPONSE',
-        message: 'SSE event 2 is not valid JSON: Unterminated string in JSON at position 99',
+        message: `${where()}: SSE event 2 is not valid JSON: Unterminated string in JSON at position 99`,
         requestId: 'req-fixture',
       }),
     ] satisfies StreamChunk[])
@@ -282,7 +308,12 @@ describe('broken streams', () => {
     expect(await run(adapter(), prompt())).toEqual([
       { type: 'block-start', index: 0, blockType: 'text' },
       { type: 'text-delta', index: 0, text: 'Hel' },
-      errorFinish({ code: 'SERVER', message: 'upstream overloaded', requestId: 'req-fixture' }),
+      errorFinish({
+        code: 'SERVER',
+        message: `${where()}: error event server_error: upstream overloaded`,
+        providerCode: 'server_error',
+        requestId: 'req-fixture',
+      }),
     ] satisfies StreamChunk[])
   })
 
@@ -291,7 +322,7 @@ describe('broken streams', () => {
     expect(await run(adapter(), prompt())).toEqual([
       errorFinish({
         code: 'MALFORMED_RESPONSE',
-        message: `${server.baseURL}/chat/completions answered 200 with application/json instead of an event stream`,
+        message: `${where()}: ${server.baseURL}/chat/completions answered 200 with application/json instead of an event stream`,
         status: 200,
         requestId: 'req-json',
       }),
@@ -308,7 +339,7 @@ describe('broken streams', () => {
       { type: 'text-delta', index: 0, text: 'Hello' },
       errorFinish({
         code: 'TRANSPORT',
-        message: `${server.baseURL}/chat/completions: terminated: other side closed`,
+        message: `${where()}: POST ${server.baseURL}/chat/completions failed: terminated: other side closed`,
         requestId: 'req-fixture',
       }),
     ])
@@ -322,7 +353,7 @@ describe('broken streams', () => {
     expect(chunks).toEqual([
       errorFinish({
         code: 'TRANSPORT',
-        message: `${closed.baseURL}/chat/completions: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`,
+        message: `${closed.baseURL} (model test-model): POST ${closed.baseURL}/chat/completions failed: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`,
       }),
     ])
   })

@@ -44,3 +44,25 @@ export function piecesFetch(pieces: readonly Uint8Array[]): typeof fetch {
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } })
   }
 }
+
+/** An event-stream body: one `data:` event per payload (JSON-encoded), then `[DONE]` unless `done` is false. */
+export function sseBody(payloads: readonly unknown[], done = true): Uint8Array {
+  const events = payloads.map((payload) => `data: ${JSON.stringify(payload)}\n\n`)
+  if (done) events.push('data: [DONE]\n\n')
+  return new TextEncoder().encode(events.join(''))
+}
+
+/** A chat.completion.chunk payload with one choice 0 (`finish_reason` defaults to `null`). */
+export function chunk(
+  delta: Record<string, unknown>,
+  finish: string | null = null,
+  extra: Record<string, unknown> = {},
+): unknown {
+  return {
+    id: 'chatcmpl-t',
+    object: 'chat.completion.chunk',
+    model: 'test-model',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  }
+}

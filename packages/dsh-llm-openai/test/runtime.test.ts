@@ -70,7 +70,7 @@ describe('wired into ctx.llm', () => {
       kind: 'aborted',
       failure: {
         code: 'ABORTED',
-        message: `the request to ${server.baseURL}/chat/completions was aborted by its signal`,
+        message: `${server.baseURL} (model deepseek-chat): the request to ${server.baseURL}/chat/completions was aborted by its signal`,
         requestId: 'req-fixture',
       },
     })

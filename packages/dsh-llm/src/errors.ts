@@ -14,6 +14,18 @@ export const LlmErrorCode = {
   ADAPTER_THREW: 'ADAPTER_THREW',
   SCRIPT_EXHAUSTED: 'SCRIPT_EXHAUSTED',
   INVALID_OPTIONS: 'INVALID_OPTIONS',
+  /** The account is out of quota or credit (e.g. a 429 `insufficient_quota`, a 402): waiting does not help. */
+  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  /** The provider does not know the requested model. */
+  MODEL_NOT_FOUND: 'MODEL_NOT_FOUND',
+  /** The endpoint itself was not found (a wrong base URL or path). */
+  NOT_FOUND: 'NOT_FOUND',
+  /** The provider refused a request parameter or value it does not support. */
+  UNSUPPORTED_PARAMETER: 'UNSUPPORTED_PARAMETER',
+  /** A 409: the provider reported a conflicting concurrent operation; worth retrying. */
+  CONFLICT: 'CONFLICT',
+  /** The model answered with no text, no reasoning and no tool call. */
+  EMPTY_RESPONSE: 'EMPTY_RESPONSE',
 } as const
 
 /** One of the built-in LLM error codes. Other packages define their own codes as plain strings. */
@@ -32,6 +44,8 @@ export interface LlmFailure {
   readonly retryAfterMs?: number
   /** The provider's request id, when it sent one. */
   readonly requestId?: string
+  /** The provider's own error code or finish reason (e.g. `insufficient_quota`), when it sent one. */
+  readonly providerCode?: string
 }
 
 /** The one base class of every error this library throws. `code` is stable; `cause` is the origin. */
@@ -62,11 +76,13 @@ export function llmFailure(
     status?: number | undefined
     retryAfterMs?: number | undefined
     requestId?: string | undefined
+    providerCode?: string | undefined
   } = {},
 ): LlmFailure {
   const failure: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message, code }
   if (extra.status !== undefined) failure.status = extra.status
   if (extra.retryAfterMs !== undefined) failure.retryAfterMs = extra.retryAfterMs
   if (extra.requestId !== undefined) failure.requestId = extra.requestId
+  if (extra.providerCode !== undefined) failure.providerCode = extra.providerCode
   return Object.freeze(failure)
 }

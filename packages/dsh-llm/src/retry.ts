@@ -7,12 +7,20 @@ export interface RetryOptions {
   readonly maxAttempts?: number | undefined
   /** Delay before the second attempt, ms, >= 0. Default 500. */
   readonly initialDelayMs?: number | undefined
-  /** Upper bound of any delay, ms, >= initialDelayMs. Default 30,000 (or initialDelayMs if larger). */
+  /**
+   * Upper bound of any delay, ms: finite and >= initialDelayMs. Default 30,000 (or initialDelayMs if
+   * larger). A provider's `Retry-After` longer than this is cut to it.
+   */
   readonly maxDelayMs?: number | undefined
   /** Growth of the delay per attempt, >= 1. Default 2. */
   readonly backoffFactor?: number | undefined
-  /** Failure codes worth retrying. Default RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT. */
+  /** Failure codes worth retrying. Default RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT, CONFLICT, EMPTY_RESPONSE. */
   readonly retryableCodes?: readonly string[] | undefined
+  /**
+   * Per-code limits on total attempts (integers >= 1), applied on top of `maxAttempts` (the smaller
+   * wins). Default `{EMPTY_RESPONSE: 2}`: an empty answer is retried once. Given, it replaces the default.
+   */
+  readonly maxAttemptsByCode?: Readonly<Record<string, number>> | undefined
   /**
    * Fraction in [0, 1] by which a computed backoff delay may be shortened at random. Default 0
    * (deterministic). A provider's `retryAfterMs` is never shortened.
@@ -29,13 +37,15 @@ export interface RetryPolicy {
   readonly maxDelayMs: number
   readonly backoffFactor: number
   readonly retryableCodes: readonly string[]
+  readonly maxAttemptsByCode: Readonly<Record<string, number>>
   readonly jitter: number
   /**
    * How long to wait before retrying after `attempt` (1-based: the attempt that just failed)
    * ended with `failure`, or `undefined` when it must not be retried: the code is not retryable
-   * or `attempt` was the last allowed. The delay is `failure.retryAfterMs` when the provider sent
-   * one, else `initialDelayMs * backoffFactor^(attempt-1)`; either way at most `maxDelayMs`.
-   * Throws `TypeError` when `attempt` is not an integer >= 1.
+   * or `attempt` was the last allowed (by `maxAttempts` or the code's `maxAttemptsByCode`). The
+   * delay is `failure.retryAfterMs` when the provider sent a usable one (finite, >= 0), else
+   * `initialDelayMs * backoffFactor^(attempt-1)`; either way at most `maxDelayMs`, so it is always
+   * a finite number. Throws `TypeError` when `attempt` is not an integer >= 1.
    */
   delayFor(failure: LlmFailure, attempt: number): number | undefined
 }
@@ -45,7 +55,13 @@ const DEFAULT_CODES: readonly string[] = Object.freeze([
   LlmErrorCode.SERVER,
   LlmErrorCode.TIMEOUT,
   LlmErrorCode.TRANSPORT,
+  LlmErrorCode.CONFLICT,
+  LlmErrorCode.EMPTY_RESPONSE,
 ])
+
+const DEFAULT_ATTEMPTS_BY_CODE: Readonly<Record<string, number>> = Object.freeze({
+  [LlmErrorCode.EMPTY_RESPONSE]: 2,
+})
 
 const KNOWN_OPTIONS = new Set([
   'maxAttempts',
@@ -53,6 +69,7 @@ const KNOWN_OPTIONS = new Set([
   'maxDelayMs',
   'backoffFactor',
   'retryableCodes',
+  'maxAttemptsByCode',
   'jitter',
   'random',
 ])
@@ -110,8 +127,8 @@ export function resolveRetryPolicy(options: RetryOptions = {}): RetryPolicy {
     options,
     'maxDelayMs',
     Math.max(30_000, initialDelayMs),
-    `a number >= initialDelayMs (${initialDelayMs})`,
-    (v) => v >= initialDelayMs,
+    `a finite number >= initialDelayMs (${initialDelayMs})`,
+    (v) => v >= initialDelayMs && v < Infinity,
   )
   const backoffFactor = numberOption(
     options,
@@ -124,14 +141,19 @@ export function resolveRetryPolicy(options: RetryOptions = {}): RetryPolicy {
   const random = options.random ?? Math.random
   if (typeof random !== 'function') throw invalid('random', 'a function', random)
   const retryableCodes = codesOption(options.retryableCodes)
+  const maxAttemptsByCode = attemptsByCodeOption(options.maxAttemptsByCode)
 
   function delayFor(failure: LlmFailure, attempt: number): number | undefined {
     if (!Number.isInteger(attempt) || attempt < 1) {
       throw new TypeError(`RetryPolicy.delayFor: attempt must be an integer >= 1, got ${attempt}`)
     }
     if (attempt >= maxAttempts || !retryableCodes.includes(failure.code)) return undefined
+    const codeLimit = Object.hasOwn(maxAttemptsByCode, failure.code)
+      ? maxAttemptsByCode[failure.code]
+      : undefined
+    if (codeLimit !== undefined && attempt >= codeLimit) return undefined
     const asked = failure.retryAfterMs
-    if (typeof asked === 'number' && asked >= 0) return Math.min(asked, maxDelayMs)
+    if (typeof asked === 'number' && asked >= 0 && asked < Infinity) return Math.min(asked, maxDelayMs)
     const backoff = Math.min(initialDelayMs * backoffFactor ** (attempt - 1), maxDelayMs)
     return jitter === 0 ? backoff : backoff * (1 - jitter * random())
   }
@@ -142,6 +164,7 @@ export function resolveRetryPolicy(options: RetryOptions = {}): RetryPolicy {
     maxDelayMs,
     backoffFactor,
     retryableCodes,
+    maxAttemptsByCode,
     jitter,
     delayFor,
   })
@@ -153,4 +176,19 @@ function codesOption(value: unknown): readonly string[] {
     throw invalid('retryableCodes', 'an array of non-empty code strings', value)
   }
   return Object.freeze([...value])
+}
+
+function attemptsByCodeOption(value: unknown): Readonly<Record<string, number>> {
+  if (value === undefined) return DEFAULT_ATTEMPTS_BY_CODE
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid('maxAttemptsByCode', 'an object of code → attempts', value)
+  }
+  const out: Record<string, number> = {}
+  for (const [code, limit] of Object.entries(value)) {
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
+      throw invalid(`maxAttemptsByCode.${code}`, 'an integer >= 1', limit)
+    }
+    out[code] = limit
+  }
+  return Object.freeze(out)
 }

@@ -22,7 +22,8 @@ describe('resolveRetryPolicy', () => {
       maxDelayMs: 30_000,
       backoffFactor: 2,
       jitter: 0,
-      retryableCodes: ['RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT'],
+      retryableCodes: ['RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT', 'CONFLICT', 'EMPTY_RESPONSE'],
+      maxAttemptsByCode: { EMPTY_RESPONSE: 2 },
     })
     expect(Object.isFrozen(policy)).toBe(true)
     expect(Object.isFrozen(policy.retryableCodes)).toBe(true)
@@ -60,6 +61,30 @@ describe('resolveRetryPolicy', () => {
     expect(policy.delayFor(llmFailure('RATE_LIMIT', 'slow down', { retryAfterMs: 0 }), 1)).toBe(0)
   })
 
+  it('caps a Retry-After of any size and falls back to the backoff for an unusable one (never Infinity)', () => {
+    const policy = resolveRetryPolicy({ initialDelayMs: 200 })
+    const asked = (retryAfterMs: number) =>
+      policy.delayFor(llmFailure('RATE_LIMIT', 'x', { retryAfterMs }), 1)
+    expect(asked(Number.MAX_SAFE_INTEGER)).toBe(30_000)
+    expect(asked(Number.POSITIVE_INFINITY)).toBe(200)
+    expect(asked(Number.NaN)).toBe(200)
+    expect(asked(-5)).toBe(200)
+  })
+
+  it('requires a finite maxDelayMs, so no delay can be Infinity', () => {
+    expect(optionError({ maxDelayMs: Number.POSITIVE_INFINITY }).message).toBe(
+      'resolveRetryPolicy: maxDelayMs must be a finite number >= initialDelayMs (500), got Infinity',
+    )
+  })
+
+  it('retries an empty response once by default, then gives up', () => {
+    const empty = llmFailure('EMPTY_RESPONSE', 'nothing')
+    const policy = resolveRetryPolicy()
+    expect([1, 2].map((attempt) => policy.delayFor(empty, attempt))).toEqual([500, undefined])
+    expect(resolveRetryPolicy({ maxAttemptsByCode: { EMPTY_RESPONSE: 3 } }).delayFor(empty, 2)).toBe(1_000)
+    expect(resolveRetryPolicy({ maxAttempts: 1 }).delayFor(empty, 1)).toBeUndefined()
+  })
+
   it('applies jitter only when asked, through the injected random source', () => {
     const policy = resolveRetryPolicy({ jitter: 0.5, random: () => 0.5, initialDelayMs: 1_000 })
     expect(policy.delayFor(server, 1)).toBe(750)
@@ -83,7 +108,7 @@ describe('resolveRetryPolicy', () => {
       `${prefix}initialDelayMs must be a finite number >= 0, got -1`,
     )
     expect(optionError({ initialDelayMs: 100, maxDelayMs: 50 }).message).toBe(
-      `${prefix}maxDelayMs must be a number >= initialDelayMs (100), got 50`,
+      `${prefix}maxDelayMs must be a finite number >= initialDelayMs (100), got 50`,
     )
     expect(optionError({ backoffFactor: 0.5 }).message).toBe(
       `${prefix}backoffFactor must be a finite number >= 1, got 0.5`,
@@ -99,13 +124,19 @@ describe('resolveRetryPolicy', () => {
       `${prefix}retryableCodes must be an array of non-empty code strings, got "SERVER"`,
     )
     expect(optionError({ maxAtempts: 2 } as RetryOptions).message).toBe(
-      `${prefix}options must be one of maxAttempts, initialDelayMs, maxDelayMs, backoffFactor, retryableCodes, jitter, random, got "maxAtempts"`,
+      `${prefix}options must be one of maxAttempts, initialDelayMs, maxDelayMs, backoffFactor, retryableCodes, maxAttemptsByCode, jitter, random, got "maxAtempts"`,
     )
   })
 
   it('rejects an attempt number that is not a positive integer', () => {
     expect(() => resolveRetryPolicy().delayFor(server, 0)).toThrow(
       new TypeError('RetryPolicy.delayFor: attempt must be an integer >= 1, got 0'),
+    )
+  })
+
+  it('rejects a maxAttemptsByCode entry that is not an integer >= 1', () => {
+    expect(optionError({ maxAttemptsByCode: { EMPTY_RESPONSE: 0 } }).message).toBe(
+      'resolveRetryPolicy: maxAttemptsByCode.EMPTY_RESPONSE must be an integer >= 1, got 0',
     )
   })
 

@@ -5,9 +5,30 @@
  */
 import type { Message } from 'dsh-llm'
 import { SessionError } from './errors.ts'
-import type { Session, SessionEvent, SurfaceMeta } from './types.ts'
+import type { HistoryView, Session, SessionEvent, SurfaceMeta } from './types.ts'
 
 const EMPTY: readonly Message[] = Object.freeze([])
+
+/**
+ * A prefix `[0, length)` of an append-only backing array. The fold never changes a backing array
+ * below the length of a view it handed out (a replace forks the array first), so the view stays
+ * what it was when taken; its frozen array is built on the first `toArray()` and kept.
+ */
+class PrefixView implements HistoryView {
+  private array: readonly Message[] | undefined
+
+  constructor(
+    private readonly backing: readonly Message[],
+    readonly length: number,
+  ) {}
+
+  toArray(): readonly Message[] {
+    if (this.array === undefined) {
+      this.array = this.length === 0 ? EMPTY : Object.freeze(this.backing.slice(0, this.length))
+    }
+    return this.array
+  }
+}
 
 /**
  * The message a surface event contributes, or `undefined` for a non-surface event: `user/message`
@@ -28,24 +49,42 @@ export function surfaceMessage(type: string, data: unknown): Message | undefined
   }
 }
 
-/** An incremental fold of the surface. Each event is projected at most once. */
+/**
+ * An incremental fold of the surface. Each event is projected at most once. The nodes live in an
+ * append-only backing array shared by every view taken from it: taking a view costs O(1) whatever
+ * the history's length, and a replace (compaction) copies the array once before changing it when a
+ * view over it is out.
+ */
 export class SurfaceFold {
-  private readonly nodes: Message[] = []
+  private nodes: Message[] = []
   /** The seq of the event that produced each node (the replacing event, for a replace). */
   private readonly nodeSeqs: number[] = []
   private next = 0
-  private view: readonly Message[] | undefined = EMPTY
+  private view: PrefixView | undefined = new PrefixView(EMPTY, 0)
+  /** A view over the current `nodes` array was handed out: fork before changing existing nodes. */
+  private shared = false
   /** How many events this fold has projected (for tests pinning the incremental cost). */
   projected = 0
 
   /** Projects the events not seen yet and returns the surface: a frozen array, reused while unchanged. */
   derive(events: readonly SessionEvent[]): readonly Message[] {
+    return this.history(events).toArray()
+  }
+
+  /**
+   * Projects the events not seen yet and returns the surface as an O(1) view (the same object
+   * while unchanged); its `toArray()` is what `derive` returns.
+   */
+  history(events: readonly SessionEvent[]): HistoryView {
     for (let i = this.next; i < events.length; i++) {
       const event = events[i]
       if (event !== undefined) this.project(event)
     }
     this.next = events.length
-    if (this.view === undefined) this.view = Object.freeze(this.nodes.slice())
+    if (this.view === undefined) {
+      this.view = new PrefixView(this.nodes, this.nodes.length)
+      this.shared = true
+    }
     return this.view
   }
 
@@ -89,6 +128,10 @@ export class SurfaceFold {
       this.nodeSeqs.push(event.seq)
     } else {
       this.checkSurface(event.type, event.data, surface, event.seq)
+      if (this.shared) {
+        this.nodes = this.nodes.slice()
+        this.shared = false
+      }
       this.nodes.splice(surface.start, surface.end - surface.start, message)
       this.nodeSeqs.splice(surface.start, surface.end - surface.start, event.seq)
     }

@@ -6,7 +6,13 @@ import { SessionError } from './errors.ts'
 import type { EventEnclosure, OpenTurnState } from './types.ts'
 
 /** Types whose payload carries `{turn, step}` of the step they belong to; they need that step open. */
-const STEP_MEMBERS = new Set(['assistant/chunk', 'assistant/message', 'tool/call', 'tool/result'])
+const STEP_MEMBERS = new Set([
+  'assistant/chunk',
+  'assistant/message',
+  'tool/call',
+  'tool/result',
+  'request/retry',
+])
 
 interface TurnStepData {
   readonly turn?: unknown
@@ -17,7 +23,7 @@ interface TurnStepData {
  * Tracks the open turn and step. Rules: an `enclosure: 'turn'` event needs an open turn; `turn/start`
  * only between turns, numbered `lastTurn + 1`; `step/start` only with no step open, numbered
  * `lastStep + 1` within the turn; `step/end` and `turn/end` must match the open step/turn, and a
- * `turn/end` with a step still open is refused; step members (`assistant/*`, `tool/*`) need the open
+ * `turn/end` with a step still open is refused; step members (`assistant/*`, `tool/*`, `request/retry`) need the open
  * step and must name it.
  */
 export class EnclosureTracker {

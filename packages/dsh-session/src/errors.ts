@@ -32,6 +32,16 @@ export const SessionErrorCode = {
   ALREADY_EXISTS: 'ALREADY_EXISTS',
   /** The backend failed to write or read. */
   STORAGE: 'STORAGE',
+  /** An event whose serialized size is over the limit (`maxEventBytes`); nothing was written. */
+  EVENT_TOO_LARGE: 'EVENT_TOO_LARGE',
+  /** The session's file was removed, renamed or replaced under its live writer; the writer stopped. */
+  FILE_REPLACED: 'FILE_REPLACED',
+  /** Another writer took over the session's lease (this holder was judged dead); this writer stopped. */
+  LEASE_LOST: 'LEASE_LOST',
+  /** A caller tried to change a read-only view of the log (`session.events`). */
+  READ_ONLY: 'READ_ONLY',
+  /** Closing or releasing a session failed (flush, sync, handle close or lease release); see `cause`. */
+  CLOSE_FAILED: 'CLOSE_FAILED',
   /** The session was closed. */
   CLOSED: 'CLOSED',
   /** A projection key registered twice. */

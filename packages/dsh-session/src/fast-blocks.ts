@@ -165,7 +165,8 @@ export function isFailure(value: unknown): boolean {
     isString(value.code) &&
     optional(value.status, isNumber) &&
     optional(value.retryAfterMs, isNumber) &&
-    optional(value.requestId, isString)
+    optional(value.requestId, isString) &&
+    optional(value.providerCode, isString)
   )
 }
 

@@ -3,10 +3,6 @@ export { SessionError, SessionErrorCode, type SessionErrorWhere } from './errors
 export { forkSeed } from './fork.ts'
 export { canonicalHeader, foldRequestHeader, headersEqual } from './header.ts'
 export { applyInboxSplice, emptyInbox, foldInbox } from './inbox-fold.ts'
-export { SESSION_FORMAT_VERSION } from './jsonl-codec.ts'
-export { type AppendIo, nodeAppendIo } from './jsonl-files.ts'
-export { JsonlStorage, type JsonlStorageOptions } from './jsonl-storage.ts'
-export { MemoryStorage } from './memory-storage.ts'
 export {
   assistantMessageSchema,
   contentBlockSchema,
@@ -27,6 +23,11 @@ export {
   validateEvent,
 } from './schemas.ts'
 export { snapshotJson } from './snapshot.ts'
+export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
+export { type AppendIo, nodeAppendIo } from './storage/jsonl/files.ts'
+export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'
+export { MemoryStorage } from './storage/memory.ts'
+export type * from './storage/types.ts'
+export { DEFAULT_HIGH_WATER_MARK, SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
 export { appendInput, Sessions, Sessions as default, type SessionsConfig } from './store.ts'
 export type * from './types.ts'
-export { SessionWriter } from './writer.ts'

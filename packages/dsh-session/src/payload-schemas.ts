@@ -97,6 +97,7 @@ const failureSchema = z.object({
   status: z.number().optional(),
   retryAfterMs: z.number().optional(),
   requestId: z.string().optional(),
+  providerCode: z.string().optional(),
 })
 
 /** Open: why a model stream finished. */
@@ -203,6 +204,12 @@ export const corePayloadSchemas = {
   'request/header': z.object({
     header: requestHeaderSchema,
     reason: z.enum(['initial', 'resume', 'change']),
+  }),
+  'request/retry': z.object({
+    ...turnStep,
+    attempt: ordinal,
+    delayMs: z.number().min(0).max(Number.MAX_SAFE_INTEGER),
+    failure: failureSchema,
   }),
   'session/end-seed': z.strictObject({}),
   'agent/inbox/spliced': inboxSpliceSchema,

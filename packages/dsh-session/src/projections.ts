@@ -109,8 +109,33 @@ export class SessionProjectionRegistry extends Service implements SessionProject
       const existing = registration.states.get(session)
       if (existing === undefined && (this.listeners.get(key)?.size ?? 0) === 0) continue
       const entry = existing ?? this.build(registration, session, event.seq)
-      this.advance(registration, session, entry, event.seq + 1)
+      // The common case: the state is current up to this event, which is the one to fold next.
+      if (entry.upTo === event.seq && entry.failure === undefined)
+        this.fold(registration, session, entry, event)
+      else this.advance(registration, session, entry, event.seq + 1)
     }
+  }
+
+  /** Folds `event` (the next one, at `entry.upTo`) into `entry`, reporting a change. */
+  private fold(
+    registration: Registration,
+    session: Session,
+    entry: ProjectionState,
+    event: SessionEvent,
+  ): void {
+    const { definition } = registration
+    let next: unknown
+    try {
+      next = definition.apply(entry.state, event, session)
+      if (next !== entry.state) definition.schema?.parse(next)
+    } catch (error) {
+      entry.failure = error
+      return
+    }
+    entry.upTo++
+    if (next === entry.state) return
+    entry.state = next
+    this.notifyChanged(definition.key, session, next, event)
   }
 
   private entry(registration: Registration, session: Session): ProjectionState {
@@ -140,23 +165,11 @@ export class SessionProjectionRegistry extends Service implements SessionProject
   }
 
   private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
-    const { definition } = registration
     const events = session.events
     while (entry.upTo < upTo && entry.failure === undefined) {
       const event = events[entry.upTo]
       if (event === undefined) return
-      let next: unknown
-      try {
-        next = definition.apply(entry.state, event, session)
-        if (next !== entry.state) definition.schema?.parse(next)
-      } catch (error) {
-        entry.failure = error
-        return
-      }
-      entry.upTo++
-      if (next === entry.state) continue
-      entry.state = next
-      this.notifyChanged(definition.key, session, next, event)
+      this.fold(registration, session, entry, event)
     }
   }
 

@@ -27,6 +27,7 @@ const EXECUTION_TYPES = new Set([
   'tool/call',
   'tool/result',
   'request/header',
+  'request/retry',
 ])
 
 const definitions = new Map<string, SessionEventDefinition>()

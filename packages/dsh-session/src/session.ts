@@ -6,14 +6,17 @@ import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
+import { EventLog } from './event-log.ts'
 import { isSurfaceMeta } from './fast-payloads.ts'
 import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
 import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
+import type { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
   HeaderState,
+  HistoryView,
   LoadReport,
   OpenTurnState,
   Session,
@@ -24,7 +27,6 @@ import type {
   SessionParent,
   SurfaceMeta,
 } from './types.ts'
-import type { SessionWriter } from './writer.ts'
 
 /** What a live session needs from its store. */
 export interface SessionHost {
@@ -55,7 +57,7 @@ export class LiveSession implements Session {
   readonly id: SessionId
   readonly parent?: SessionParent
   loadReport?: LoadReport
-  private readonly log: SessionEvent[] = []
+  private readonly log = new EventLog()
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
   private readonly host: SessionHost
@@ -121,6 +123,10 @@ export class LiveSession implements Session {
     return this.surface.derive(this.log)
   }
 
+  deriveHistory(): HistoryView {
+    return this.surface.history(this.log)
+  }
+
   requestHeader(): HeaderState | undefined {
     return this.header
   }
@@ -135,6 +141,10 @@ export class LiveSession implements Session {
 
   flush(): Promise<void> {
     return this.writer === undefined ? Promise.resolve() : this.writer.flush()
+  }
+
+  writable(): Promise<void> {
+    return this.writer === undefined ? Promise.resolve() : this.writer.ready()
   }
 
   /** Marks the session closed (the store calls this after its final flush). */
@@ -157,7 +167,7 @@ export class LiveSession implements Session {
   }
 
   private commit(event: SessionEvent): void {
-    this.log.push(event)
+    this.log.add(event)
     this.enclosure.apply(event.type, event.data)
     if (event.type === 'request/header') this.header = headerStateOf(event)
   }

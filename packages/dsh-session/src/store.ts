@@ -4,24 +4,28 @@
  */
 import { type Context, Service } from 'cordis'
 import { emitContained, eventBus, newSessionId, type SessionId } from 'dsh-llm'
+import { SessionError, SessionErrorCode } from './errors.ts'
 import { forkSeed } from './fork.ts'
-import { SESSION_FORMAT_VERSION } from './jsonl-codec.ts'
-import { MemoryStorage } from './memory-storage.ts'
 import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
+import { assertEventSize } from './storage/event-size.ts'
+import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
+import { MemoryStorage } from './storage/memory.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './storage/types.ts'
+import { SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
 import type {
   AppendGuard,
   LoadReport,
   Session,
   SessionEvent,
   SessionEventInput,
+  SessionEventListener,
   SessionFileHeader,
+  SessionListing,
   SessionParent,
-  SessionStorage,
   SessionStore,
 } from './types.ts'
-import { SessionWriter } from './writer.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -43,6 +47,16 @@ export interface SessionsConfig {
   readonly storage?: SessionStorage
   /** The clock for event `time` (epoch ms); defaults to `Date.now`. */
   readonly clock?: () => number
+  /**
+   * The per-event size limit in serialized bytes: an append over it throws `EVENT_TOO_LARGE` before it
+   * commits. Defaults to the storage's `maxEventBytes`, else 16 MiB; never above the storage's limit.
+   */
+  readonly maxEventBytes?: number
+  /**
+   * Bytes (estimated) of unsynced events per session above which `session.writable()` waits; default
+   * 8 MiB. Producers that append in bulk await it to keep memory bounded behind a slow backend.
+   */
+  readonly highWaterMark?: number
 }
 
 /**
@@ -54,10 +68,19 @@ export class Sessions extends Service implements SessionStore {
   readonly storage: SessionStorage
   /** The projection registry this plugin provides as `ctx.sessionProjections`. */
   readonly projections: SessionProjectionRegistry
+  /** The per-event size limit every append is checked against before it commits. */
+  readonly maxEventBytes: number
   private readonly live = new Map<string, LiveSession>()
+  /** Opens in flight, so a second `open` of the same id joins the first instead of racing it. */
+  private readonly opening = new Map<string, Promise<Session>>()
   private readonly appendGuards = new Set<AppendGuard>()
+  /** `onEvent` listeners; replaced (never mutated) on change, so notifying needs no copy. */
+  private eventListeners: readonly SessionEventListener[] = []
   private readonly host: SessionHost
   private readonly clock: () => number
+  private readonly writerOptions: SessionWriterOptions
+  /** While repair closers are appended: the time they carry, taken from the log (never the clock). */
+  private repairTime: number | undefined
   private readonly home: Context
 
   constructor(ctx: Context, config: SessionsConfig = {}) {
@@ -65,6 +88,12 @@ export class Sessions extends Service implements SessionStore {
     this.home = ctx
     this.storage = config.storage ?? new MemoryStorage()
     this.clock = config.clock ?? Date.now
+    this.writerOptions = config.highWaterMark === undefined ? {} : { highWaterMark: config.highWaterMark }
+    const storageLimit = this.storage.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    const limit = Math.min(config.maxEventBytes ?? storageLimit, storageLimit)
+    this.maxEventBytes = limit
+    // The first guard of every append: an oversized event is refused before it commits.
+    this.appendGuards.add((session, event) => assertEventSize(event, limit, session.id))
     this.projections = new SessionProjectionRegistry(ctx)
     // Resolved once: the per-event notification must not pay cordis's tracing proxies.
     const bus = eventBus(ctx)
@@ -72,9 +101,20 @@ export class Sessions extends Service implements SessionStore {
       notify: (session, event) => {
         this.projections.handleEvent(session, event)
         bus.emit('session/event', [session, event])
+        const listeners = this.eventListeners
+        for (let i = 0; i < listeners.length; i++) {
+          try {
+            listeners[i]?.(session, event)
+          } catch (error) {
+            const text = error instanceof Error ? (error.stack ?? error.message) : String(error)
+            this.home
+              .logger('dsh')
+              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, text)
+          }
+        }
       },
       guards: () => this.appendGuards,
-      now: this.clock,
+      now: () => this.repairTime ?? this.clock(),
     }
     ctx.effect(() => () => this.closeAll(), 'close live sessions')
   }
@@ -83,9 +123,7 @@ export class Sessions extends Service implements SessionStore {
   async create(options: { id?: SessionId } = {}): Promise<Session> {
     const id = options.id ?? newSessionId()
     await this.storage.create(this.header(id))
-    return this.adopt(
-      new LiveSession({ id, host: this.host, writer: new SessionWriter(this.storage, id, 0) }),
-    )
+    return this.adopt(new LiveSession({ id, host: this.host, writer: this.writer(id, 0) }))
   }
 
   /** The live session `id` of this process, if any. */
@@ -95,17 +133,27 @@ export class Sessions extends Service implements SessionStore {
 
   /**
    * Opens a stored session: takes its lease, loads it and, if its last turn is open, appends the
-   * `interruptedTurnClosers` through the normal append path and flushes them. Returns the live
-   * session if it is already open here. Refuses (and releases the lease) on a load or repair error.
+   * `interruptedTurnClosers` through the normal append path (timed like the last logged event, so a
+   * repair is deterministic) and flushes them. Returns the live
+   * session if it is already open here, and the same pending open to concurrent callers: one id has
+   * at most one live session per store. Refuses (and releases the lease) on a load or repair error.
    */
-  async open(id: SessionId): Promise<Session> {
+  open(id: SessionId): Promise<Session> {
     const existing = this.live.get(id)
-    if (existing !== undefined) return existing
+    if (existing !== undefined) return Promise.resolve(existing)
+    const pending = this.opening.get(id)
+    if (pending !== undefined) return pending
+    const opening = this.openStored(id).finally(() => this.opening.delete(id))
+    this.opening.set(id, opening)
+    return opening
+  }
+
+  private async openStored(id: SessionId): Promise<Session> {
     await this.storage.acquire(id)
     let session: LiveSession | undefined
     try {
       const loaded = await this.storage.load(id)
-      const writer = new SessionWriter(this.storage, id, loaded.events.length)
+      const writer = this.writer(id, loaded.events.length)
       session = new LiveSession({
         id,
         parent: loaded.header.parent,
@@ -114,7 +162,13 @@ export class Sessions extends Service implements SessionStore {
         writer,
       })
       const closers = interruptedTurnClosers(session.events)
-      for (const closer of closers) appendInput(session, closer)
+      // Closers carry the time of the last logged event, so repairing one file twice writes the same bytes.
+      this.repairTime = session.events[session.events.length - 1]?.time
+      try {
+        for (const closer of closers) appendInput(session, closer)
+      } finally {
+        this.repairTime = undefined
+      }
       if (closers.length > 0) await session.flush()
       session.loadReport = Object.freeze({ ...loaded.report, repairedEvents: closers.length })
       this.reportMended(id, session.loadReport)
@@ -140,8 +194,8 @@ export class Sessions extends Service implements SessionStore {
     }
   }
 
-  /** Headers of every stored session. */
-  list(): Promise<readonly SessionFileHeader[]> {
+  /** Headers of every stored session, and the stored entries that could not be read (never thrown). */
+  list(): Promise<SessionListing> {
     return this.storage.list()
   }
 
@@ -156,7 +210,7 @@ export class Sessions extends Service implements SessionStore {
     const id = newSessionId()
     const parent: SessionParent = Object.freeze({ sessionId: source.id, seedLength: boundarySeq })
     await this.storage.create(this.header(id, parent))
-    const writer = new SessionWriter(this.storage, id, 0)
+    const writer = this.writer(id, 0)
     const session = new LiveSession({ id, parent, history: seed, host: this.host, writer })
     for (const event of seed) writer.enqueue(event)
     session.append('session/end-seed', {})
@@ -170,17 +224,49 @@ export class Sessions extends Service implements SessionStore {
   }
 
   /**
-   * Flushes `session`, marks it closed (later appends throw `CLOSED`), releases its lease and emits
-   * `session/disposed`. A flush failure rejects and leaves the session open. Closing twice is a no-op.
+   * Flushes `session`, marks it closed (later appends throw `CLOSED`), releases its lease, forgets it
+   * and emits `session/disposed`. Every step runs even when an earlier one fails, so no lease is left
+   * on any path; the first failure then rejects as `CLOSE_FAILED` with the original error as `cause`
+   * (events not yet durable were never acknowledged by `flush`). Closing again is a no-op.
    */
   async close(session: Session): Promise<void> {
     const live = this.live.get(session.id)
     if (live === undefined || live.isClosed) return
-    await live.flush()
+    let failure: unknown
+    await live.flush().catch((error: unknown) => {
+      failure = error
+    })
     live.markClosed()
     this.live.delete(session.id)
-    await this.storage.release(session.id)
+    await this.storage.release(session.id).catch((error: unknown) => {
+      failure ??= error
+    })
     emitContained(this.home, 'session/disposed', [live])
+    if (failure !== undefined) {
+      const why = failure instanceof Error ? failure.message : String(failure)
+      throw new SessionError(
+        SessionErrorCode.CLOSE_FAILED,
+        `session ${session.id}: closing failed (the session is closed and its lease released): ${why}`,
+        { sessionId: session.id, seq: live.seq },
+        { cause: failure },
+      )
+    }
+  }
+
+  /**
+   * Calls `listener(session, event)` after each event committed to any live session of this store,
+   * after the `session/event` listeners, as an effect of the calling fiber (removed with it, or by
+   * the returned disposer). The cheap form of `ctx.on('session/event')` for per-event work: a plain
+   * call, without cordis's tracing of the listener and its arguments. A throwing listener is logged
+   * (logger `dsh`) and does not stop the others; appending from it throws `REENTRANT_APPEND`.
+   */
+  onEvent(listener: SessionEventListener): () => void {
+    return this.ctx.effect(() => {
+      this.eventListeners = [...this.eventListeners, listener]
+      return () => {
+        this.eventListeners = this.eventListeners.filter((x) => x !== listener)
+      }
+    }, 'session event listener')
   }
 
   /** Adds a pre-commit check for every session, as an effect of the calling fiber. */
@@ -191,6 +277,10 @@ export class Sessions extends Service implements SessionStore {
         this.appendGuards.delete(check)
       }
     }, 'session append guard')
+  }
+
+  private writer(id: SessionId, nextSeq: number): SessionWriter {
+    return new SessionWriter(this.storage, id, nextSeq, this.writerOptions)
   }
 
   private header(sessionId: SessionId, parent?: SessionParent): SessionFileHeader {

@@ -6,6 +6,7 @@ import type {
   AssistantMessage,
   CallId,
   LlmCallConfig,
+  LlmFailure,
   Message,
   SessionId,
   StreamChunk,
@@ -16,6 +17,7 @@ import type {
   Usage,
   UserMessage,
 } from 'dsh-llm'
+import type { SessionError } from './errors.ts'
 
 /**
  * The non-history part of a model request, recorded in the log so every request can be re-derived.
@@ -96,6 +98,18 @@ export interface SessionEventMap {
   }
   /** A snapshot of the non-history request state, written before the first request of an instance and on change. */
   'request/header': { readonly header: RequestHeader; readonly reason: RequestHeaderReason }
+  /**
+   * Attempt `attempt` (1-based) of the step's model call failed with `failure` (its code, message,
+   * status and provider request id) and the call is sent again after `delayMs` ms. The behaviour is
+   * dsh-agent-loop's; the shape lives here so every reader of a log can load and check it.
+   */
+  'request/retry': {
+    readonly turn: number
+    readonly step: number
+    readonly attempt: number
+    readonly delayMs: number
+    readonly failure: LlmFailure
+  }
   /** Marks the end of a forked session's seed (the events copied from its parent). */
   'session/end-seed': Record<string, never>
   /** One durable inbox mutation (the behaviour is dsh-agent-loop's; the data shape lives here so checks can fold it). Allowed between turns. */
@@ -187,6 +201,12 @@ export interface Session {
   ): SessionEventOf<K>
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
+  /**
+   * The same history as `deriveMessages()`, as an immutable view taken in O(1) whatever the
+   * session's length (consecutive views share their storage); `toArray()` returns the frozen array
+   * `deriveMessages()` would have returned at the time the view was taken.
+   */
+  deriveHistory(): HistoryView
   /** The latest request header snapshot, or `undefined` before the first. */
   requestHeader(): HeaderState | undefined
   /** The open turn, or `undefined` between turns. */
@@ -195,6 +215,12 @@ export interface Session {
   lastTurn(): number
   /** Resolves once every event appended so far is durable in the store's backend. */
   flush(): Promise<void>
+  /**
+   * Resolves once the session's unsynced events are at or below the store's high-water mark (at once
+   * when they are). A producer appending in bulk awaits it before each append so a slow backend makes
+   * it wait instead of growing memory. Rejects with the backend's failure if writing stopped.
+   */
+  writable(): Promise<void>
 }
 
 /** A keyed pure fold over a session's events. */
@@ -233,33 +259,37 @@ export interface LoadReport {
   readonly repairedEvents: number
 }
 
-/** A loaded session's raw material. */
-export interface LoadedLog {
-  readonly header: SessionFileHeader
-  readonly events: readonly SessionEvent[]
-  readonly report: LoadReport
+/** One stored entry `list()` could not read as a session, and why. */
+export interface StorageProblem {
+  /** Where the entry is: a file path, or a backend's own locator (a table row, a key). */
+  readonly path: string
+  /** The session id the entry names, when the name is usable as one. */
+  readonly sessionId?: string
+  /** Why it was skipped, for people. */
+  readonly reason: string
+  /** The typed error reading it raised, when there was one. */
+  readonly error?: SessionError
+}
+
+/** What `list()` found: every readable session's header, and every entry it had to skip. */
+export interface SessionListing {
+  /** Headers of the readable sessions, oldest first (ties by id). */
+  readonly sessions: readonly SessionFileHeader[]
+  /** Entries that are not readable sessions (corrupt, unreadable, foreign); never thrown. */
+  readonly problems: readonly StorageProblem[]
 }
 
 /**
- * The storage seam. JSONL and in-memory backends ship; SQLite or PostgreSQL can implement the same.
- * All writes for one session come from one writer, which holds the session's lease.
+ * The derived history at one point of a session, without copying it: `length` messages, materialized
+ * as a frozen array (built once, on first use) by `toArray()`. Later appends do not change a view.
  */
-export interface SessionStorage {
-  /** Creates a session atomically (never half a header) and takes its write lease. */
-  create(header: SessionFileHeader): Promise<void>
-  /** Takes the write lease of an existing session; refuses if another writer holds it. */
-  acquire(sessionId: SessionId): Promise<void>
-  /** Durably appends a batch whose first event has seq `expectedSeq`; refuses a seq mismatch. */
-  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void>
-  /** Reads and validates a whole session; mends a torn tail (see `LoadReport`). */
-  load(sessionId: SessionId): Promise<LoadedLog>
-  /** Reads events from `fromSeq` on. */
-  read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent>
-  /** Every stored session's header. */
-  list(): Promise<readonly SessionFileHeader[]>
-  /** Releases the write lease (and any open handle) of a session. */
-  release(sessionId: SessionId): Promise<void>
+export interface HistoryView {
+  readonly length: number
+  toArray(): readonly Message[]
 }
+
+/** A listener of committed events (`SessionStore.onEvent`). */
+export type SessionEventListener = (session: Session, event: SessionEvent) => void
 
 /** The session store (`ctx.sessions`). */
 export interface SessionStore {
@@ -269,8 +299,8 @@ export interface SessionStore {
   get(id: SessionId): Session | undefined
   /** Opens a stored session (loads, repairs an interrupted tail, takes the write lease). */
   open(id: SessionId): Promise<Session>
-  /** Headers of every stored session. */
-  list(): Promise<readonly SessionFileHeader[]>
+  /** Headers of every stored session, and the stored entries that could not be read (never thrown). */
+  list(): Promise<SessionListing>
   /** Copies `source`'s events below `boundarySeq` into a new session, then `session/end-seed`. */
   fork(source: Session, boundarySeq: number): Promise<Session>
   /** Durability barrier: resolves when everything appended to `session` so far is durable. */
@@ -279,6 +309,11 @@ export interface SessionStore {
   close(session: Session): Promise<void>
   /** Adds a pre-commit check for every session; an effect of the calling fiber. */
   guard(check: AppendGuard): () => void
+  /**
+   * Calls `listener` after each committed event of any live session (after `session/event`); an
+   * effect of the calling fiber. A plain call per event, without cordis's listener tracing.
+   */
+  onEvent(listener: SessionEventListener): () => void
 }
 
 /** The two inbox lists, folded from `agent/inbox/spliced` events. Frozen. */

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, renameSync, rmdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { type AppendIo, JsonlStorage, type SessionEvent } from 'dsh-session'
@@ -64,7 +64,7 @@ describe('JsonlStorage round trip', () => {
     const tail: number[] = []
     for await (const event of reader.read(id, 3)) tail.push(event.seq)
     expect(tail).toEqual([3, 4, 5])
-    expect(await reader.list()).toEqual([header('s1')])
+    expect(await reader.list()).toEqual({ sessions: [header('s1')], problems: [] })
   })
 
   it('keeps a fork parent in the header', async () => {
@@ -80,8 +80,11 @@ describe('JsonlStorage round trip', () => {
     await storage.create(header('a', 3))
     await storage.create(header('c', 1))
     writeFileSync(join(dir, 'd.jsonl.0123abcd.tmp'), '{"format":"dsh-se')
-    expect((await storage.list()).map((h) => h.sessionId)).toEqual(['c', 'b', 'a'])
-    expect(await new JsonlStorage({ dir: join(dir, 'missing') }).list()).toEqual([])
+    expect((await storage.list()).sessions.map((h) => h.sessionId)).toEqual(['c', 'b', 'a'])
+    expect(await new JsonlStorage({ dir: join(dir, 'missing') }).list()).toEqual({
+      sessions: [],
+      problems: [],
+    })
   })
 })
 
@@ -90,10 +93,10 @@ describe('JsonlStorage create', () => {
     const storage = jsonl()
     // What a create interrupted before its link leaves behind: a temp file with half a header.
     writeFileSync(join(dir, 's1.jsonl.5e5e5e5e5e5e5e5e.tmp'), '{"format":"dsh-session","ver')
-    expect(await storage.list()).toEqual([])
+    expect(await storage.list()).toEqual({ sessions: [], problems: [] })
     await storage.create(header('s1'))
     expect(readdirSync(dir).sort()).toEqual(['s1.jsonl', 's1.jsonl.5e5e5e5e5e5e5e5e.tmp', 's1.lock'])
-    expect(await storage.list()).toEqual([header('s1')])
+    expect(await storage.list()).toEqual({ sessions: [header('s1')], problems: [] })
   })
 
   it('refuses an existing id with ALREADY_EXISTS and leaves the file as it was', async () => {
@@ -292,10 +295,9 @@ describe('JsonlStorage appendBatch', () => {
   it('fails every later append when a failed batch cannot be cut back, until the lease is retaken', async () => {
     const storage = jsonl({
       write: async (handle, data) => (await handle.write(data)).bytesWritten,
-      sync: async () => {
-        // A directory in the file's place: the cut-back (open for writing) now fails too.
-        renameSync(file, `${file}.aside`)
-        mkdirSync(file)
+      sync: async (handle) => {
+        // The writer's handle is gone: the cut-back (a truncate through it) now fails too.
+        await handle.close()
         throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
       },
     })
@@ -305,8 +307,6 @@ describe('JsonlStorage appendBatch', () => {
     const message = `session s1 (${file}): appending seqs 0..1 failed and the file could not be cut back; release and reacquire the session`
     expect(failed).toEqual({ code: 'STORAGE', message, where: { sessionId: 's1', file, seq: 0 } })
     expect(await errorOf(storage.appendBatch(id, userEvents(0, 2), 0))).toEqual(failed)
-    rmdirSync(file)
-    renameSync(`${file}.aside`, file)
     await storage.release(id)
     await storage.acquire(id)
     // The batch's lines landed before the failed sync: after retaking the lease the file tells.
@@ -476,13 +476,22 @@ describe('JsonlStorage load rules', () => {
     const newer = headerLine.replace('"version":1', '"version":2') + lines(userEvents(0, 1))
     writeFileSync(file, newer)
     const storage = jsonl()
-    for (const attempt of [storage.load(id), storage.list()]) {
-      expect(await errorOf(attempt)).toEqual({
-        code: 'UNSUPPORTED_VERSION',
-        message: `${file}:1: format version 2 is newer than this reader supports (1)`,
-        where: { file, line: 1, sessionId: 's1' },
-      })
-    }
+    const message = `${file}:1: format version 2 is newer than this reader supports (1)`
+    expect(await errorOf(storage.load(id))).toEqual({
+      code: 'UNSUPPORTED_VERSION',
+      message,
+      where: { file, line: 1, sessionId: 's1' },
+    })
+    const listing = await storage.list()
+    expect(listing.sessions).toEqual([])
+    expect(
+      listing.problems.map(({ path, sessionId, reason, error }) => ({
+        path,
+        sessionId,
+        reason,
+        code: error?.code,
+      })),
+    ).toEqual([{ path: file, sessionId: 's1', reason: message, code: 'UNSUPPORTED_VERSION' }])
     expect(bytesOf(file)).toBe(newer)
   })
 

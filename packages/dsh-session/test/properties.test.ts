@@ -217,5 +217,5 @@ describe('JSONL round trip', () => {
     } finally {
       dispose()
     }
-  })
+  }, 30_000)
 })

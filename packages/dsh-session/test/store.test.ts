@@ -55,9 +55,10 @@ describe('Sessions store', () => {
     expect(session.seq).toBe(0)
     expect(app.sessions.get(SessionId('s1'))).toBe(session)
     expect(app.sessions.get(SessionId('nope'))).toBeUndefined()
-    expect(await app.sessions.list()).toEqual([
-      { format: 'dsh-session', version: 1, sessionId: 's1', createdAt: 1000 },
-    ])
+    expect(await app.sessions.list()).toEqual({
+      sessions: [{ format: 'dsh-session', version: 1, sessionId: 's1', createdAt: 1000 }],
+      problems: [],
+    })
     expect(created).toEqual(['s1'])
     expect(await rejection(app.sessions.create({ id: SessionId('s1') }))).toEqual({
       code: 'ALREADY_EXISTS',
@@ -234,6 +235,6 @@ describe('fork', () => {
       code: 'INVALID_FORK',
       message: 'cannot fork session p at seq 1.5: the boundary must be an integer from 0 to 6',
     })
-    expect((await app.sessions.list()).length).toBe(1)
+    expect((await app.sessions.list()).sessions.length).toBe(1)
   })
 })

@@ -130,12 +130,24 @@ export function toolCallResponse(
   return toolCallsResponse([{ id, name, args }], options)
 }
 
-/** A provider failure: `prefix` (default none), then `finish {kind: 'error', failure: {code, message}}`. */
+/**
+ * A provider failure: `prefix` (default none), then `finish {kind: 'error', failure}` with `code`,
+ * `message` and the optional `retryAfterMs`, `status` and `requestId`.
+ */
 export function errorResponse(
   code: string,
   message: string,
-  options: { prefix?: readonly StreamChunk[]; retryAfterMs?: number; status?: number } = {},
+  options: {
+    prefix?: readonly StreamChunk[]
+    retryAfterMs?: number
+    status?: number
+    requestId?: string
+  } = {},
 ): StreamChunk[] {
-  const failure = llmFailure(code, message, { retryAfterMs: options.retryAfterMs, status: options.status })
+  const failure = llmFailure(code, message, {
+    retryAfterMs: options.retryAfterMs,
+    status: options.status,
+    requestId: options.requestId,
+  })
   return [...(options.prefix ?? []), deepFreeze({ type: 'finish', reason: { kind: 'error', failure } })]
 }

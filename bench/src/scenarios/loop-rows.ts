@@ -1,0 +1,141 @@
+/** The result rows of the tool-loop scenarios (1 and 2): each step-time comparison as median and mean. */
+import type { LoopHarness } from '../child.ts'
+import type { FailedRow, Row } from '../report.ts'
+import { compare, type LoopOutcome } from './tool-loop.ts'
+
+type Results = ReadonlyMap<LoopHarness, LoopOutcome>
+type Out = (Row | FailedRow | undefined)[]
+
+/** The per-step wall comparison of `dsh` with `baseline`, once on the median and once on the mean. */
+function wallPair(
+  r: Results,
+  id: string,
+  scenario: string,
+  what: string,
+  dsh: LoopHarness,
+  baseline: LoopHarness,
+  target?: { readonly text: string; readonly max: number },
+): Out {
+  const judged =
+    target === undefined
+      ? {}
+      : { target: target.text, check: (x: number) => x <= target.max, ratioTarget: true }
+  return [
+    compare(r, {
+      id,
+      scenario,
+      metric: `${what}, wall µs/step (median)`,
+      dsh,
+      baseline,
+      field: 'wallUs',
+      ...judged,
+    }),
+    compare(r, {
+      id: `${id}-mean`,
+      scenario,
+      metric: `${what}, wall µs/step (mean)`,
+      dsh,
+      baseline,
+      field: 'meanWallUs',
+      ...judged,
+    }),
+  ]
+}
+
+/** Rows of the 1,000-step loop. */
+export function loopRows(r: Results): Out {
+  const s1 = '1 tool loop'
+  return [
+    ...wallPair(r, 'loop-wall-vs-pi', s1, 'in-memory', 'dsh-memory', 'pi-agent-core', {
+      text: '≤ 1.0×',
+      max: 1,
+    }),
+    ...wallPair(r, 'loop-wall-vs-ai', s1, 'in-memory', 'dsh-memory', 'ai-sdk', {
+      text: '≤ 0.25×',
+      max: 0.25,
+    }),
+    ...wallPair(r, 'loop-wall-vs-floor', s1, 'in-memory', 'dsh-memory', 'floor'),
+    compare(r, {
+      id: 'loop-cpu-vs-pi',
+      scenario: s1,
+      metric: 'in-memory, CPU µs/step (median)',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'cpuUs',
+    }),
+    compare(r, {
+      id: 'loop-growth',
+      scenario: s1,
+      metric: 'in-memory, growth (steps 901–1000 / 451–550)',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'growth',
+    }),
+    compare(r, {
+      id: 'loop-rss',
+      scenario: s1,
+      metric: 'in-memory, peak RSS MB',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'peakRssMb',
+    }),
+    ...wallPair(r, 'loop-jsonl', s1, 'JSONL + barriers', 'dsh-jsonl', 'floor-jsonl', {
+      text: '≤ 1.3×',
+      max: 1.3,
+    }),
+    compare(r, {
+      id: 'loop-jsonl-growth',
+      scenario: s1,
+      metric: 'JSONL + barriers, growth (last / middle tenth)',
+      dsh: 'dsh-jsonl',
+      baseline: 'floor-jsonl',
+      field: 'growth',
+    }),
+    ...wallPair(r, 'inv-overhead', '2 invariants on', 'every check mounted', 'dsh-invariants', 'dsh-memory'),
+    compare(r, {
+      id: 'inv-growth',
+      scenario: '2 invariants on',
+      metric: 'growth (steps 901–1000 / 451–550)',
+      dsh: 'dsh-invariants',
+      baseline: 'dsh-memory',
+      field: 'growth',
+    }),
+  ]
+}
+
+/** Rows of the long loop (10,000 steps in the full suite): growth is judged here. */
+export function longRows(r: Results, steps: number): Out {
+  const s1 = `1 tool loop, ${steps.toLocaleString('en-US')} steps`
+  const growthMetric = 'in-memory, growth (last tenth / middle tenth)'
+  return [
+    compare(r, {
+      id: 'long-growth',
+      scenario: s1,
+      metric: growthMetric,
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'growth',
+      target: 'dsh ≤ 1.2',
+      check: (_x, v) => v <= 1.2,
+    }),
+    compare(r, {
+      id: 'long-growth-floor',
+      scenario: s1,
+      metric: growthMetric,
+      dsh: 'dsh-memory',
+      baseline: 'floor',
+      field: 'growth',
+    }),
+    ...wallPair(r, 'long-wall', s1, 'in-memory', 'dsh-memory', 'pi-agent-core', { text: '≤ 1.0×', max: 1 }),
+    ...wallPair(r, 'long-wall-vs-ai', s1, 'in-memory', 'dsh-memory', 'ai-sdk'),
+    ...wallPair(r, 'long-wall-vs-floor', s1, 'in-memory', 'dsh-memory', 'floor'),
+    compare(r, {
+      id: 'long-rss',
+      scenario: s1,
+      metric: 'in-memory, peak RSS MB',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'peakRssMb',
+    }),
+  ]
+}

@@ -1,0 +1,52 @@
+/**
+ * The process-wide time slice: a long model stream that never waits (every chunk already there)
+ * must not hold the event loop for its whole length; timers keep firing while it is consumed.
+ */
+import { Context } from 'cordis'
+import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
+import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
+import { Sessions } from 'dsh-session'
+import { describe, expect, test } from 'vitest'
+
+const DELTAS = 20_000
+
+/** One answer of `DELTAS` text deltas, all available at once (a zero-latency stream). */
+const longAnswer: LlmAdapter = {
+  async *stream(): AsyncIterable<StreamChunk> {
+    yield { type: 'block-start', index: 0, blockType: 'text' }
+    for (let i = 0; i < DELTAS; i++) yield { type: 'text-delta', index: 0, text: 'x' }
+    yield { type: 'block-end', index: 0, block: { type: 'text', text: 'x'.repeat(DELTAS) } }
+    yield { type: 'finish', reason: { kind: 'stop' } }
+  },
+}
+
+describe('time slice', () => {
+  test('a 20,000-chunk zero-latency stream lets a 1 ms timer fire while it is consumed, and logs every chunk', async () => {
+    const app = new Context()
+    await app.plugin(LlmRuntime)
+    await app.plugin(Sessions)
+    await app.plugin(ToolRegistry)
+    await app.plugin(AgentLoop)
+    app.llm.registerAdapter('long', longAnswer)
+    const agent = await app.agentLoop.create({ provider: 'long', model: 'm' })
+    const gaps: number[] = []
+    let last = performance.now()
+    const ticker = setInterval(() => {
+      const now = performance.now()
+      gaps.push(now - last)
+      last = now
+    }, 1)
+    const started = performance.now()
+    agent.send(userText('go'))
+    await agent.whenIdle()
+    const elapsed = performance.now() - started
+    clearInterval(ticker)
+    const chunks = agent.session.events.filter((e) => e.type === 'assistant/chunk').length
+    expect(chunks).toBe(DELTAS + 3)
+    expect(agent.session.events.at(-1)?.type).toBe('turn/end')
+    // Without the slice the whole turn runs in one event-loop turn and the timer never fires while
+    // it runs. With it the timer fires between slices; on a loaded machine a slice may take longer
+    // than its 5 ms of work, so the bound is loose: at least one tick per 50 ms of turn.
+    expect(gaps.length).toBeGreaterThanOrEqual(Math.max(3, Math.floor(elapsed / 50)))
+  })
+})

@@ -1,0 +1,24 @@
+export { APPEND_SQL, appendFenced } from './append.ts'
+export type { Delivery } from './deliveries.ts'
+export { isLeaseLost, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
+export { FleetHost, type FleetHostEvent, type FleetHostOptions, interruptedNote } from './fleet/host.ts'
+export { fenceSessions } from './guard.ts'
+export {
+  type Acceptance,
+  type DeliveryState,
+  MAILBOX_CHANNEL,
+  Mailbox,
+  type MailboxSendOptions,
+  type PendingMessage,
+} from './mailbox.ts'
+export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
+export {
+  type AppendListener,
+  type AppendOutcome,
+  DEFAULT_MAX_EVENT_BYTES,
+  type DeliveredListener,
+  type HeaderPage,
+  type LeaseLostListener,
+  PostgresStorage,
+  type PostgresStorageOptions,
+} from './storage.ts'

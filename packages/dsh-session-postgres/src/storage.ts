@@ -1,0 +1,510 @@
+/**
+ * `SessionStorage` on PostgreSQL: fenced appends, leases renewed in the background, paged reads,
+ * and mailbox deliveries recorded in the same transaction as the append that logs them.
+ */
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { SessionId } from 'dsh-llm'
+import {
+  type LoadedLog,
+  SESSION_FORMAT_VERSION,
+  SessionError,
+  SessionErrorCode,
+  type SessionEvent,
+  type SessionFileHeader,
+  type SessionListing,
+  type SessionStorage,
+  type StorageProblem,
+} from 'dsh-session'
+import pg from 'pg'
+import { appendFenced } from './append.ts'
+import { decodeEvent, HEADER_COLUMNS, headerOf, type SessionRow } from './decode.ts'
+import { type Delivery, deliveriesIn, markDelivered } from './deliveries.ts'
+import { isLeaseLost, leaseLost } from './errors.ts'
+import { releaseLease, renewLeases, takeLease } from './lease.ts'
+import { checkSchema } from './migrations.ts'
+
+/** Options of `PostgresStorage`. */
+export interface PostgresStorageOptions {
+  /** A pool to use (the caller keeps owning it), or ... */
+  readonly pool?: pg.Pool
+  /** ... a connection string for a pool this storage owns and ends on `close`. */
+  readonly connectionString?: string
+  /** Pool size when the storage makes its own pool. Default 10. */
+  readonly poolSize?: number
+  /** This writer's name on its leases. Default `<hostname>:<pid>:<random>`; must be unique per instance. */
+  readonly owner?: string
+  /** How long a lease lasts without renewal, in ms (database clock). Default 30 000. */
+  readonly leaseTtlMs?: number
+  /** How often held leases are renewed, in ms. Default a third of the TTL. */
+  readonly renewEveryMs?: number
+  /** Events per page when loading or reading a session, sessions per page in `list`. Default 1000. */
+  readonly pageSize?: number
+  /** The largest serialized event accepted, in UTF-8 bytes. Default 16 MiB. */
+  readonly maxEventBytes?: number
+}
+
+/** The default per-event size limit (the seam's default): 16 MiB of serialized JSON. */
+export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+/** A page of session headers (and unreadable rows), and the cursor for the next page (absent on the last). */
+export interface HeaderPage extends SessionListing {
+  readonly next?: string
+}
+
+/** Told when this storage loses a lease it held (a takeover raised the token); `error` is `LEASE_LOST`. */
+export type LeaseLostListener = (sessionId: SessionId, error: SessionError) => void
+
+/** One finished `appendBatch` call: what it tried, with which token, how long it took, how it failed. */
+export interface AppendOutcome {
+  readonly sessionId: SessionId
+  readonly firstSeq: number
+  readonly count: number
+  /** The last event's type (absent for an empty batch). */
+  readonly lastType?: string
+  readonly token: string
+  /** Wall time of the database work, in ms. */
+  readonly ms: number
+  /** Absent when the batch committed. */
+  readonly error?: unknown
+}
+
+/** Told after every append attempt of a held session, committed or not. */
+export type AppendListener = (outcome: AppendOutcome) => void
+
+/** Told when mailbox messages were durably logged (in the transaction of their append). */
+export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Delivery[]) => void
+
+interface Held {
+  token: string
+  /** Set once a takeover was observed: every later append fails with it at once. */
+  deposed?: SessionError
+  /** Appends run one after another in call order; `release` waits for the chain to settle. */
+  queue: Promise<void>
+  /** Mailbox messages awaiting their logging event: message id → mailbox row id. */
+  readonly awaited: Map<string, string>
+  /** Release with `wants_host` set: queued work remains. */
+  wantsHost?: boolean
+}
+
+// Qualified columns: the selected text aliases must not be what sorts and compares.
+const LIST_SQL = `SELECT ${HEADER_COLUMNS} FROM dsh_sessions s
+WHERE ($1::bigint IS NULL OR (s.created_at, s.id) > ($1::bigint, $2::text))
+ORDER BY s.created_at, s.id LIMIT $3`
+
+/**
+ * The PostgreSQL backend. Create it with `PostgresStorage.connect` (which checks the schema
+ * version; run `migrate` first). Every session it writes it holds by lease: `create` and `acquire`
+ * take it (a lease not renewed within `leaseTtlMs` may be taken over by another writer, which raises
+ * the fencing token), a background timer renews held leases, and every append presents the token
+ * in the same statement that writes the events — a deposed writer's appends fail with
+ * `SessionError` `LEASE_LOST`, and it is told through `onLeaseLost`.
+ */
+export class PostgresStorage implements SessionStorage {
+  /** The pool in use. */
+  readonly pool: pg.Pool
+  /** This writer's name on its leases. */
+  readonly owner: string
+  /** The lease TTL in ms. */
+  readonly leaseTtlMs: number
+  /** The largest serialized event accepted, in UTF-8 bytes. */
+  readonly maxEventBytes: number
+  private readonly ownsPool: boolean
+  private readonly pageSize: number
+  private readonly held = new Map<string, Held>()
+  private readonly lostListeners = new Set<LeaseLostListener>()
+  private readonly deliveredListeners = new Set<DeliveredListener>()
+  private readonly appendListeners = new Set<AppendListener>()
+  private readonly renewTimer: NodeJS.Timeout
+  private renewing: Promise<void> | undefined
+  private closed = false
+
+  private constructor(options: PostgresStorageOptions) {
+    if (options.pool !== undefined) {
+      this.pool = options.pool
+      this.ownsPool = false
+    } else if (options.connectionString !== undefined) {
+      this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
+      // An idle client dying (server restart) must not crash the process; the next query reports it.
+      this.pool.on('error', () => undefined)
+      this.ownsPool = true
+    } else {
+      throw new TypeError('PostgresStorage: pass `pool` or `connectionString`')
+    }
+    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    this.leaseTtlMs = options.leaseTtlMs ?? 30_000
+    this.pageSize = options.pageSize ?? 1000
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    const every = options.renewEveryMs ?? Math.max(1, Math.floor(this.leaseTtlMs / 3))
+    this.renewTimer = setInterval(() => void this.renewNow().catch(() => undefined), every)
+    this.renewTimer.unref()
+  }
+
+  /** Connects and checks the schema version (`SCHEMA_OUT_OF_DATE`: run `migrate` first). */
+  static async connect(options: PostgresStorageOptions): Promise<PostgresStorage> {
+    const storage = new PostgresStorage(options)
+    try {
+      await checkSchema(storage.pool)
+    } catch (error) {
+      await storage.close()
+      throw error
+    }
+    return storage
+  }
+
+  /** Calls `listener` when a held lease is found taken over; returns a disposer. */
+  onLeaseLost(listener: LeaseLostListener): () => void {
+    this.lostListeners.add(listener)
+    return () => this.lostListeners.delete(listener)
+  }
+
+  /** Calls `listener` after an append that recorded mailbox messages committed; returns a disposer. */
+  onDelivered(listener: DeliveredListener): () => void {
+    this.deliveredListeners.add(listener)
+    return () => this.deliveredListeners.delete(listener)
+  }
+
+  /** Calls `listener` after every append attempt (for acknowledgements and latency); returns a disposer. */
+  onAppend(listener: AppendListener): () => void {
+    this.appendListeners.add(listener)
+    return () => this.appendListeners.delete(listener)
+  }
+
+  /** Whether this storage holds `sessionId`'s lease and has not seen it taken over. */
+  holds(sessionId: SessionId): boolean {
+    const held = this.held.get(sessionId)
+    return held !== undefined && held.deposed === undefined
+  }
+
+  /** The fencing token this storage presents for `sessionId`, if it holds the lease. */
+  tokenOf(sessionId: SessionId): string | undefined {
+    return this.held.get(sessionId)?.token
+  }
+
+  /** The ids of the sessions whose leases this storage holds. */
+  heldSessions(): SessionId[] {
+    return [...this.held.keys()] as SessionId[]
+  }
+
+  /**
+   * Makes the next append of `sessionId` that logs message `messageId` (a splice inserting it, or a
+   * `user/message` with its id) mark mailbox row `mailboxId` delivered in the same transaction.
+   */
+  awaitDelivery(sessionId: SessionId, messageId: string, mailboxId: string): void {
+    this.held.get(sessionId)?.awaited.set(messageId, mailboxId)
+  }
+
+  /** Whether a delivery of `messageId` to `sessionId` is awaiting its append here. */
+  isAwaiting(sessionId: SessionId, messageId: string): boolean {
+    return this.held.get(sessionId)?.awaited.has(messageId) ?? false
+  }
+
+  /**
+   * Creates the session row and its lease (token 1) in one statement. Throws `ALREADY_EXISTS` for a
+   * taken id and `UNSUPPORTED_VERSION` for a header of another format version.
+   */
+  async create(header: SessionFileHeader): Promise<void> {
+    const id = header.sessionId
+    if (header.version !== SESSION_FORMAT_VERSION) {
+      throw new SessionError(
+        SessionErrorCode.UNSUPPORTED_VERSION,
+        `session ${id}: this storage writes format version ${SESSION_FORMAT_VERSION}, not ${header.version}`,
+        { sessionId: id },
+      )
+    }
+    const created = await this.pool.query<{ token: string }>(
+      `WITH s AS (
+         INSERT INTO dsh_sessions (id, format_version, created_at, parent_id, parent_seed_length)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id
+       )
+       INSERT INTO dsh_leases (session_id, owner, token, expires_at)
+       SELECT id, $6, 1, now() + $7 * interval '1 millisecond' FROM s RETURNING token::text AS token`,
+      [
+        id,
+        header.version,
+        header.createdAt,
+        header.parent?.sessionId ?? null,
+        header.parent?.seedLength ?? null,
+        this.owner,
+        this.leaseTtlMs,
+      ],
+    )
+    const token = created.rows[0]?.token
+    if (token === undefined) {
+      throw new SessionError(SessionErrorCode.ALREADY_EXISTS, `session ${id} already exists`, {
+        sessionId: id,
+      })
+    }
+    this.held.set(id, { token, awaited: new Map(), queue: Promise.resolve() })
+  }
+
+  /**
+   * Takes the lease of an existing session if it is free or expired (a takeover: the token rises and
+   * the old holder is fenced). Throws `NOT_FOUND`, or `LOCKED` while a live holder — this instance
+   * included — has it.
+   */
+  async acquire(sessionId: SessionId): Promise<void> {
+    if (this.holds(sessionId)) {
+      throw new SessionError(
+        SessionErrorCode.LOCKED,
+        `session ${sessionId} is already held by this writer (${this.owner})`,
+        { sessionId },
+      )
+    }
+    const token = await takeLease(this.pool, sessionId, this.owner, this.leaseTtlMs)
+    this.held.set(sessionId, { token, awaited: new Map(), queue: Promise.resolve() })
+  }
+
+  /**
+   * Appends a batch in one fenced statement (or, when it logs awaited mailbox messages, in one
+   * transaction with marking them delivered). Throws `LOCKED` without the lease, `EVENT_TOO_LARGE`
+   * for an event over `maxEventBytes`, `LEASE_LOST` once the lease was taken over (and reports the
+   * loss), `SEQ_MISMATCH`, or the driver's error. Nothing is written when it throws.
+   */
+  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
+    const held = this.held.get(sessionId)
+    if (held === undefined) {
+      return Promise.reject(
+        new SessionError(
+          SessionErrorCode.LOCKED,
+          `session ${sessionId}: append at seq ${expectedSeq} without holding the write lease; create or acquire it first`,
+          { sessionId, seq: expectedSeq },
+        ),
+      )
+    }
+    const run = () => this.observed(sessionId, held, events, expectedSeq)
+    const done = held.queue.then(run, run)
+    held.queue = done.catch(() => undefined)
+    return done
+  }
+
+  private async observed(
+    sessionId: SessionId,
+    held: Held,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    if (this.appendListeners.size === 0) return this.appendHeld(sessionId, held, events, expectedSeq)
+    const started = performance.now()
+    const last = events[events.length - 1]
+    const base = { sessionId, firstSeq: expectedSeq, count: events.length, token: held.token }
+    const outcome = last === undefined ? base : { ...base, lastType: last.type }
+    try {
+      await this.appendHeld(sessionId, held, events, expectedSeq)
+    } catch (error) {
+      const failed = { ...outcome, ms: performance.now() - started, error }
+      for (const listener of this.appendListeners) contained(() => listener(failed))
+      throw error
+    }
+    const done = { ...outcome, ms: performance.now() - started }
+    for (const listener of this.appendListeners) contained(() => listener(done))
+  }
+
+  private async appendHeld(
+    sessionId: SessionId,
+    held: Held,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    if (held.deposed !== undefined) throw held.deposed
+    this.checkSizes(sessionId, events)
+    const deliveries = held.awaited.size === 0 ? [] : deliveriesIn(events, held.awaited)
+    try {
+      if (deliveries.length === 0) {
+        await appendFenced(this.pool, sessionId, held.token, events, expectedSeq)
+        return
+      }
+      await this.inTransaction(async (client) => {
+        await appendFenced(client, sessionId, held.token, events, expectedSeq)
+        await markDelivered(client, sessionId, deliveries)
+      })
+    } catch (error) {
+      if (error instanceof SessionError && isLeaseLost(error)) this.depose(sessionId, held, error)
+      throw error
+    }
+    for (const delivery of deliveries) held.awaited.delete(delivery.messageId)
+    for (const listener of this.deliveredListeners) contained(() => listener(sessionId, deliveries))
+  }
+
+  private checkSizes(sessionId: SessionId, events: readonly SessionEvent[]): void {
+    for (const event of events) {
+      const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8')
+      if (bytes <= this.maxEventBytes) continue
+      throw new SessionError(
+        SessionErrorCode.EVENT_TOO_LARGE,
+        `session ${sessionId}: event ${event.type} at seq ${event.seq} is ${bytes} bytes, over the limit of ${this.maxEventBytes}`,
+        { sessionId, eventType: event.type, seq: event.seq },
+      )
+    }
+  }
+
+  /** Loads the whole session, page by page. `report.repairedEvents` is 0 (the store adds closers). */
+  async load(sessionId: SessionId): Promise<LoadedLog> {
+    const header = await this.header(sessionId)
+    const events: SessionEvent[] = []
+    for await (const event of this.read(sessionId, 0)) events.push(event)
+    return { header, events, report: { repairedEvents: 0 } }
+  }
+
+  /** Yields events with seq ≥ `fromSeq`, one page of `pageSize` rows in memory at a time. */
+  async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
+    let next = Math.max(0, fromSeq)
+    let first = true
+    for (;;) {
+      const page = await this.pool.query<{ body: unknown }>(
+        'SELECT body FROM dsh_events WHERE session_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
+        [sessionId, next, this.pageSize],
+      )
+      if (first && page.rows.length === 0) await this.header(sessionId)
+      first = false
+      for (const row of page.rows) {
+        yield decodeEvent(sessionId, row.body, next)
+        next++
+      }
+      if (page.rows.length < this.pageSize) return
+    }
+  }
+
+  /**
+   * Every stored session's header, oldest first (read in pages), and the rows this code cannot read
+   * (a newer format version) as problems located at `dsh_sessions/<id>`.
+   */
+  async list(): Promise<SessionListing> {
+    const sessions: SessionFileHeader[] = []
+    const problems: StorageProblem[] = []
+    let cursor: string | undefined
+    do {
+      const page = await this.listPage(cursor)
+      sessions.push(...page.sessions)
+      problems.push(...page.problems)
+      cursor = page.next
+    } while (cursor !== undefined)
+    return { sessions, problems }
+  }
+
+  /** One page of headers (oldest first) after `cursor` (from the previous page's `next`). */
+  async listPage(cursor?: string, limit = this.pageSize): Promise<HeaderPage> {
+    let after: [string | null, string | null] = [null, null]
+    if (cursor !== undefined) {
+      const split = cursor.indexOf(':')
+      after = [cursor.slice(0, split), cursor.slice(split + 1)]
+    }
+    const rows = await this.pool.query<SessionRow>(LIST_SQL, [after[0], after[1], limit])
+    const sessions: SessionFileHeader[] = []
+    const problems: StorageProblem[] = []
+    for (const row of rows.rows) {
+      try {
+        sessions.push(headerOf(row))
+      } catch (error) {
+        if (!(error instanceof SessionError)) throw error
+        problems.push({ path: `dsh_sessions/${row.id}`, sessionId: row.id, reason: error.message, error })
+      }
+    }
+    const last = rows.rows[rows.rows.length - 1]
+    if (last === undefined || rows.rows.length < limit) return { sessions, problems }
+    return { sessions, problems, next: `${last.created_at}:${last.id}` }
+  }
+
+  /**
+   * Frees the lease (if still ours) and forgets the session. If `markWantsHost(sessionId)` was called
+   * while holding it, the freed lease is flagged as having queued work for fleet hosts to claim.
+   */
+  async release(sessionId: SessionId): Promise<void> {
+    const held = this.held.get(sessionId)
+    if (held === undefined) return
+    this.held.delete(sessionId)
+    await held.queue
+    if (held.deposed === undefined)
+      await releaseLease(this.pool, sessionId, held.token, held.wantsHost === true)
+  }
+
+  /** Flags the held session so its release leaves it claimable (its inbox still has queued work). */
+  markWantsHost(sessionId: SessionId): void {
+    const held = this.held.get(sessionId)
+    if (held !== undefined) held.wantsHost = true
+  }
+
+  /** Drops the delivery of `messageId` awaited for `sessionId` (it will not be logged here). */
+  forgetDelivery(sessionId: SessionId, messageId: string): void {
+    this.held.get(sessionId)?.awaited.delete(messageId)
+  }
+
+  /**
+   * Renews every held lease now (the timer does this every `renewEveryMs`). Leases found taken over
+   * are marked deposed and reported to `onLeaseLost` listeners.
+   */
+  renewNow(): Promise<void> {
+    this.renewing ??= this.renewHeld().finally(() => {
+      this.renewing = undefined
+    })
+    return this.renewing
+  }
+
+  /** Stops renewing, releases every held lease, and ends the pool if this storage made it. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.renewTimer)
+    await this.renewing?.catch(() => undefined)
+    for (const sessionId of this.heldSessions()) await this.release(sessionId).catch(() => undefined)
+    if (this.ownsPool) await this.pool.end()
+  }
+
+  private async renewHeld(): Promise<void> {
+    const live = new Map<string, string>()
+    for (const [id, held] of this.held) if (held.deposed === undefined) live.set(id, held.token)
+    const renewed = await renewLeases(this.pool, this.owner, live, this.leaseTtlMs)
+    for (const [id, token] of live) {
+      const held = this.held.get(id)
+      if (renewed.has(id) || held === undefined || held.token !== token) continue
+      const error = leaseLost(
+        id,
+        `lease renewal found token ${token} stale: another writer took the session over`,
+      )
+      this.depose(id as SessionId, held, error)
+    }
+  }
+
+  private depose(sessionId: SessionId, held: Held, error: SessionError): void {
+    if (held.deposed !== undefined) return
+    held.deposed = error
+    held.awaited.clear()
+    for (const listener of this.lostListeners) contained(() => listener(sessionId, error))
+  }
+
+  private async header(sessionId: SessionId): Promise<SessionFileHeader> {
+    const found = await this.pool.query<SessionRow>(
+      `SELECT ${HEADER_COLUMNS} FROM dsh_sessions WHERE id = $1`,
+      [sessionId],
+    )
+    const row = found.rows[0]
+    if (row === undefined) {
+      throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
+    }
+    return headerOf(row)
+  }
+
+  private async inTransaction(body: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect()
+    try {
+      await client.query('BEGIN')
+      try {
+        await body(client)
+        await client.query('COMMIT')
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined)
+        throw error
+      }
+    } finally {
+      client.release()
+    }
+  }
+}
+
+function contained(call: () => void): void {
+  try {
+    call()
+  } catch {
+    // A listener's failure is its own; it must not fail the append that already committed.
+  }
+}

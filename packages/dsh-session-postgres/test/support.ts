@@ -1,0 +1,122 @@
+/**
+ * Per-file PostgreSQL scaffolding: each test file gets its own database on the server the global
+ * setup provides (embedded, or `DSH_TEST_PG_URL`), migrated, and dropped when the file is done.
+ */
+import { randomBytes } from 'node:crypto'
+import { MessageId, SessionId } from 'dsh-llm'
+import { SESSION_FORMAT_VERSION, type SessionEvent, type SessionFileHeader } from 'dsh-session'
+import { migrate, PostgresStorage, type PostgresStorageOptions } from 'dsh-session-postgres'
+import pg from 'pg'
+import { inject } from 'vitest'
+
+/** A database of one test file. */
+export interface TestDatabase {
+  /** Its connection string. */
+  readonly url: string
+  /** A pool on it, ended by `drop`. */
+  readonly pool: pg.Pool
+  /** Ends every storage made by `storage`, the pool, and drops the database. */
+  drop(): Promise<void>
+  /** A storage on this database with its own pool (closed by `drop`). */
+  storage(options?: Partial<PostgresStorageOptions>): Promise<PostgresStorage>
+}
+
+/** The connection string of `database` on the test server. */
+export function urlOf(database: string): string {
+  const url = new URL(inject('pgUrl'))
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+/** Creates an empty database (no schema) and returns its name. */
+export async function createDatabase(): Promise<string> {
+  const name = `dsh_t_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: inject('pgUrl') })
+  await admin.connect()
+  try {
+    await admin.query(`CREATE DATABASE ${name}`)
+  } finally {
+    await admin.end()
+  }
+  return name
+}
+
+/** Drops `name` (closing leftover connections). */
+export async function dropDatabase(name: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: inject('pgUrl') })
+  await admin.connect()
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  } finally {
+    await admin.end()
+  }
+}
+
+/** A fresh, migrated database for one test file. */
+export async function testDatabase(): Promise<TestDatabase> {
+  const name = await createDatabase()
+  const url = urlOf(name)
+  const pool = new pg.Pool({ connectionString: url, max: 4 })
+  pool.on('error', () => undefined)
+  await migrate(pool)
+  const storages: PostgresStorage[] = []
+  return {
+    url,
+    pool,
+    storage: async (options = {}) => {
+      const storage = await PostgresStorage.connect({ connectionString: url, poolSize: 4, ...options })
+      storages.push(storage)
+      return storage
+    },
+    drop: async () => {
+      for (const storage of storages) await storage.close().catch(() => undefined)
+      await pool.end()
+      await dropDatabase(name)
+    },
+  }
+}
+
+/** A header for `id` (fixed `createdAt` unless given). */
+export function header(id: string, createdAt = 1_700_000_000_000): SessionFileHeader {
+  return { format: 'dsh-session', version: SESSION_FORMAT_VERSION, sessionId: SessionId(id), createdAt }
+}
+
+/** A `user/message` event at `seq` carrying `text`. */
+export function userEvent(seq: number, text = `message ${seq}`): SessionEvent {
+  return {
+    type: 'user/message',
+    seq,
+    time: 1_700_000_000_000 + seq,
+    data: {
+      id: MessageId(`m${seq}`),
+      role: 'user',
+      content: [{ type: 'text', text }],
+      source: { kind: 'user' },
+    },
+  }
+}
+
+/** `count` user events from `from`. */
+export function userEvents(from: number, count: number): SessionEvent[] {
+  return Array.from({ length: count }, (_, i) => userEvent(from + i))
+}
+
+/** Every stored event of `sessionId`, read back through `storage`. */
+export async function stored(storage: PostgresStorage, sessionId: string): Promise<SessionEvent[]> {
+  const events: SessionEvent[] = []
+  for await (const event of storage.read(SessionId(sessionId), 0)) events.push(event)
+  return events
+}
+
+/** Awaits `promise`, expecting a rejection; returns the error's class name, code and message. */
+export async function failure(
+  promise: Promise<unknown>,
+): Promise<{ name: string; code: string; message: string }> {
+  try {
+    await promise
+  } catch (error) {
+    const record = error as { name?: string; code?: string; message?: string }
+    return { name: record.name ?? '', code: record.code ?? '', message: record.message ?? '' }
+  }
+  throw new Error('expected a rejection')
+}

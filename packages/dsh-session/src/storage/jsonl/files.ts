@@ -1,0 +1,103 @@
+/**
+ * File-system steps of the JSONL backend that must be durable: the append path (one write, one sync),
+ * atomic exclusive creation of a new file, and syncing a directory entry.
+ */
+import { randomBytes } from 'node:crypto'
+import { writeSync } from 'node:fs'
+import { type FileHandle, link, open, unlink } from 'node:fs/promises'
+import { errorCode } from './lock.ts'
+
+/**
+ * The two calls of the durable append path. Injectable so tests can count or fail them; the default
+ * (`nodeAppendIo`) is what production uses.
+ */
+export interface AppendIo {
+  /** Writes `data` at the end of the append-mode `handle`; resolves with the bytes written. */
+  write(handle: FileHandle, data: Uint8Array): Promise<number>
+  /** Makes everything written to `handle` durable (fdatasync). */
+  sync(handle: FileHandle): Promise<void>
+}
+
+/**
+ * Node's calls: the write is a `writeSync` on the handle's descriptor, the sync is
+ * `FileHandle.datasync` on the thread pool. Appending a batch to a regular file only copies it into
+ * the page cache (microseconds for a batch), cheaper inline than a thread-pool round trip per batch;
+ * the fdatasync is what waits for the disk, so it stays off the event loop.
+ */
+export const nodeAppendIo: AppendIo = {
+  write: async (handle, data) => writeSync(handle.fd, data),
+  sync: (handle) => handle.datasync(),
+}
+
+/**
+ * Writes all of `data` with `io.write` (one call unless the OS writes short), then one `io.sync`.
+ */
+export async function writeDurably(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
+  await writeAll(io, handle, data)
+  await io.sync(handle)
+}
+
+/** Writes all of `data` with `io.write`, one call unless the OS writes short. */
+export async function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
+  let done = 0
+  while (done < data.length) {
+    const written = await io.write(handle, done === 0 ? data : data.subarray(done))
+    if (written <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
+    done += written
+  }
+}
+
+/**
+ * Makes `path` appear with exactly `data`, or not at all: writes a temp file beside it, syncs it, links
+ * it into place (failing if `path` exists) and syncs the directory. Returns false if `path` existed.
+ * A crash before the link leaves only the temp file (`<name>.<random>.tmp`).
+ */
+export async function createFileAtomically(dir: string, path: string, data: Uint8Array): Promise<boolean> {
+  const temp = `${path}.${randomBytes(8).toString('hex')}.tmp`
+  const handle = await open(temp, 'wx')
+  try {
+    await writeDurably(nodeAppendIo, handle, data)
+  } finally {
+    await handle.close()
+  }
+  try {
+    await link(temp, path)
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return false
+    throw error
+  } finally {
+    await unlink(temp).catch(() => undefined)
+  }
+  await syncDirectory(dir)
+  return true
+}
+
+/** Makes the directory's entries (a created, renamed or removed file) durable. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r')
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Cuts `file` to `offset` bytes and syncs it. `check` sees the identity of the file actually opened
+ * first and throws to leave it untouched (a file replaced since it was read).
+ */
+export async function truncateAt(
+  file: string,
+  offset: number,
+  check: (found: { dev: number; ino: number }) => void = () => undefined,
+): Promise<void> {
+  const handle = await open(file, 'r+')
+  try {
+    const { dev, ino } = await handle.stat()
+    check({ dev, ino })
+    await handle.truncate(offset)
+    await handle.datasync()
+  } finally {
+    await handle.close()
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * A streaming line splitter over a file: reads fixed-size chunks, splits on `\n` at the byte level (so
+ * every line knows its byte offset), and hands out the lines of each chunk as one array.
+ */
+import { isAscii } from 'node:buffer'
+import type { FileHandle } from 'node:fs/promises'
+
+/** The read size. 64 KB keeps syscalls few without holding large buffers. */
+export const CHUNK_BYTES = 64 * 1024
+
+const NEWLINE = 0x0a
+
+/** One line of a file, without its newline. */
+export interface FileLine {
+  /** The line's text, decoded as UTF-8. */
+  readonly text: string
+  /** 1-based line number. */
+  readonly line: number
+  /** Byte offset of the line's first byte. */
+  readonly offset: number
+  /** Length in bytes, newline included when `terminated`. */
+  readonly bytes: number
+  /** Whether a newline ends the line; only the file's last line can lack one. */
+  readonly terminated: boolean
+}
+
+/**
+ * Yields the lines of `handle` from byte 0, one array per chunk read (possibly empty). A final segment
+ * without a newline is yielded with `terminated: false`; a file ending in `\n` yields no empty last line.
+ */
+export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): AsyncGenerator<FileLine[]> {
+  const chunk = Buffer.allocUnsafe(chunkBytes)
+  // Bytes after the last newline seen, kept as pieces and joined once a newline arrives.
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  let fileOffset = 0
+  let lineNo = 0
+  for (;;) {
+    const { bytesRead } = await handle.read(chunk, 0, chunkBytes, fileOffset)
+    if (bytesRead === 0) break
+    const lines: FileLine[] = []
+    const lastNl = bytesRead === 0 ? -1 : chunk.lastIndexOf(NEWLINE, bytesRead - 1)
+    if (lastNl >= 0) {
+      // Decode the complete lines of this chunk once, then split the text (what a bare reader does).
+      const head = chunk.subarray(0, lastNl + 1)
+      const bytes = pendingBytes === 0 ? head : Buffer.concat([...pending, head])
+      lineNo = splitLines(bytes, fileOffset - pendingBytes, lineNo, lines)
+      pending = []
+      pendingBytes = 0
+    }
+    if (lastNl + 1 < bytesRead) {
+      // Copy: `chunk` is reused by the next read.
+      pending.push(Buffer.from(chunk.subarray(lastNl + 1, bytesRead)))
+      pendingBytes += bytesRead - lastNl - 1
+    }
+    fileOffset += bytesRead
+    yield lines
+  }
+  if (pendingBytes > 0) {
+    lineNo++
+    yield [
+      {
+        text: Buffer.concat(pending).toString('utf8'),
+        line: lineNo,
+        offset: fileOffset - pendingBytes,
+        bytes: pendingBytes,
+        terminated: false,
+      },
+    ]
+  }
+}
+
+/**
+ * Splits `bytes` (whole lines, ending in a newline; the first starting at file offset `offset`) into
+ * `out`, numbering them after `lineNo`; returns the last line number. Offsets and lengths are always
+ * byte counts of the file: an ASCII chunk is decoded once and split as text (one code unit is one
+ * byte); any other chunk is split on its newline bytes and each line decoded alone, because invalid
+ * UTF-8 decodes to U+FFFD and multi-byte characters decode shorter, so text lengths would lie.
+ */
+function splitLines(bytes: Buffer, offset: number, lineNo: number, out: FileLine[]): number {
+  if (isAscii(bytes)) {
+    const text = bytes.toString('latin1')
+    let start = 0
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      out.push({
+        text: text.slice(start, nl),
+        line: ++lineNo,
+        offset: offset + start,
+        bytes: nl - start + 1,
+        terminated: true,
+      })
+      start = nl + 1
+    }
+    return lineNo
+  }
+  let start = 0
+  for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
+    const line = bytes.toString('utf8', start, nl)
+    out.push({ text: line, line: ++lineNo, offset: offset + start, bytes: nl - start + 1, terminated: true })
+    start = nl + 1
+  }
+  return lineNo
+}

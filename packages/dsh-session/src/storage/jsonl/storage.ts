@@ -1,0 +1,372 @@
+/**
+ * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
+ * a lock file per session so that only one writer (across processes) appends to it.
+ */
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { SessionId } from 'dsh-llm'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
+import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
+import { encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt, writeAll } from './files.ts'
+import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
+import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
+import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
+import { scanSession } from './scan.ts'
+
+/** Options of `JsonlStorage`. */
+export interface JsonlStorageOptions {
+  /** The directory holding `<sessionId>.jsonl` files (created on first `create`). */
+  readonly dir: string
+  /** The write and sync calls of the append path; defaults to Node's. For tests that count or fail them. */
+  readonly io?: AppendIo
+  /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES` (16 MiB). */
+  readonly maxEventBytes?: number
+  /**
+   * The lease TTL in ms (default 30 s): the holder refreshes its lock's heartbeat every third of it,
+   * and a lock held from another host is taken over once its heartbeat is older than this.
+   */
+  readonly leaseTtlMs?: number
+}
+
+/**
+ * `SessionStorage` over JSONL files. Each file is a header line then one event per line. `appendBatch`
+ * writes a batch with one write and one fdatasync and resolves after the sync; `load` truncates a torn
+ * final line and refuses any other defect without touching the file. Writes need the session's lease
+ * (`create` or `acquire`), a lock file `<sessionId>.lock` that a live holder in any process keeps.
+ */
+export class JsonlStorage implements SessionStorage {
+  readonly dir: string
+  readonly maxEventBytes: number
+  private readonly io: AppendIo
+  private readonly leaseTtlMs: number
+  private readonly leases = new Map<string, Lease>()
+
+  constructor(options: JsonlStorageOptions) {
+    this.dir = options.dir
+    this.io = options.io ?? nodeAppendIo
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
+  }
+
+  /** The session file's path. Throws `STORAGE` for an id that is not a safe file name. */
+  fileOf(sessionId: string): string {
+    if (!SAFE_ID.test(sessionId)) {
+      throw new SessionError(
+        SessionErrorCode.STORAGE,
+        `session id ${JSON.stringify(sessionId)} is not usable as a file name (letters, digits, '.', '_', '-')`,
+        { sessionId },
+      )
+    }
+    return join(this.dir, `${sessionId}.jsonl`)
+  }
+
+  /**
+   * Creates `<id>.jsonl` holding only the header, atomically, and takes its lease. Throws
+   * `ALREADY_EXISTS` for an existing id, `LOCKED` if another writer holds the id's lock,
+   * `UNSUPPORTED_VERSION` for a header of another format version.
+   */
+  async create(header: SessionFileHeader): Promise<void> {
+    const id = header.sessionId
+    const file = this.fileOf(id)
+    if (header.format !== SESSION_FORMAT || header.version !== SESSION_FORMAT_VERSION) {
+      throw new SessionError(
+        SessionErrorCode.UNSUPPORTED_VERSION,
+        `session ${id}: this storage writes ${SESSION_FORMAT} version ${SESSION_FORMAT_VERSION}, not ${header.format} version ${header.version}`,
+        { sessionId: id, file },
+      )
+    }
+    await this.fs(id, file, () => mkdir(this.dir, { recursive: true }))
+    if (await this.exists(id, file)) throw alreadyExists(id, file)
+    if (this.leases.has(id)) throw heldHere(id, file)
+    const lease = await this.takeLease(id, file)
+    try {
+      const created = await this.fs(id, file, () =>
+        createFileAtomically(this.dir, file, encodeHeader(header)),
+      )
+      if (!created) throw alreadyExists(id, file)
+      lease.identity = await this.fs(id, file, async () => identityOf(file))
+    } catch (error) {
+      await this.release(id).catch(() => undefined)
+      throw error
+    }
+    lease.nextSeq = 0
+    lease.size = encodeHeader(header).length
+  }
+
+  /** Takes the lease of an existing session. Throws `NOT_FOUND`, or `LOCKED` if any holder (this storage too) has it. */
+  async acquire(sessionId: SessionId): Promise<void> {
+    const file = this.fileOf(sessionId)
+    if (this.leases.has(sessionId)) throw heldHere(sessionId, file)
+    if (!(await this.exists(sessionId, file))) throw notFound(sessionId, file)
+    const lease = await this.takeLease(sessionId, file)
+    try {
+      lease.identity = await this.fs(sessionId, file, async () => identityOf(file))
+      if (lease.identity === undefined) throw notFound(sessionId, file)
+    } catch (error) {
+      await this.release(sessionId).catch(() => undefined)
+      throw error
+    }
+  }
+
+  /**
+   * Appends `events` (seqs `expectedSeq`, `expectedSeq + 1`, ...) with one write and one sync; resolves
+   * once they are durable. Throws `SEQ_MISMATCH` if `expectedSeq` is not the file's next seq or the batch
+   * is not contiguous, `LOCKED` without the lease, `STORAGE` if writing or syncing failed: the file is
+   * then cut back to its last durable batch, so retrying the same batch is safe. If even that fails,
+   * every later append fails until the lease is released and retaken.
+   */
+  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
+    const file = this.fileOf(sessionId)
+    const lease = this.leases.get(sessionId)
+    if (lease === undefined) {
+      return Promise.reject(
+        new SessionError(
+          SessionErrorCode.LOCKED,
+          `session ${sessionId} (${file}): this storage does not hold its write lease; create or acquire it first`,
+          { sessionId, file },
+        ),
+      )
+    }
+    const run = () => this.appendNow(lease, sessionId, file, events, expectedSeq)
+    const done = lease.queue.then(run, run)
+    lease.queue = done.catch(() => undefined)
+    return done
+  }
+
+  /**
+   * Reads the whole session. A torn final line is cut off the file (when no other live writer holds the
+   * session) and reported; `repairedEvents` is always 0 here. Throws `NOT_FOUND`, `UNSUPPORTED_VERSION`,
+   * `UNKNOWN_EVENT_TYPE`, or `CORRUPT_LOG` naming file, line and expected seq (the file is then untouched).
+   */
+  async load(sessionId: SessionId): Promise<LoadedLog> {
+    const file = this.fileOf(sessionId)
+    const lease = this.leases.get(sessionId)
+    if (lease !== undefined) await lease.queue
+    return this.loadNow(sessionId, file, lease)
+  }
+
+  /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
+  /** The headers of every session file, and the entries that are not readable sessions (see `listSessions`). */
+  list(): Promise<SessionListing> {
+    return listSessions(this.dir)
+  }
+
+  async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
+    const file = this.fileOf(sessionId)
+    const handle = await openForRead(sessionId, file)
+    try {
+      for await (const batch of scanSession(handle, file, sessionId, { nextSeq: 0, end: 0 })) {
+        for (const event of batch) if (event.seq >= fromSeq) yield event
+      }
+    } finally {
+      await closeReader(handle)
+    }
+  }
+
+  /**
+   * Waits for queued appends, closes the file and removes the lock file if it is still ours. Both
+   * steps are always tried: if either fails the lease is still forgotten here and this rejects with
+   * `CLOSE_FAILED` naming the session, with the first failure as `cause`.
+   */
+  async release(sessionId: SessionId): Promise<void> {
+    const lease = this.leases.get(sessionId)
+    if (lease === undefined) return
+    await lease.queue
+    this.leases.delete(sessionId)
+    const file = this.fileOf(sessionId)
+    const failures: unknown[] = []
+    await lease.handle?.close().catch((error: unknown) => failures.push(error))
+    await lease.lock.release().catch((error: unknown) => failures.push(error))
+    if (failures.length > 0) {
+      throw new SessionError(
+        SessionErrorCode.CLOSE_FAILED,
+        `session ${sessionId} (${file}): releasing the lease failed: ${String(failures[0])}`,
+        { sessionId, file },
+        { cause: failures[0] },
+      )
+    }
+  }
+
+  /** Releases every lease this storage holds (waiting for queued appends); tries all, then rejects with the first failure. */
+  async close(): Promise<void> {
+    let first: unknown
+    for (const sessionId of [...this.leases.keys()]) {
+      await this.release(SessionId(sessionId)).catch((error: unknown) => {
+        first ??= error
+      })
+    }
+    if (first !== undefined) throw first
+  }
+
+  private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
+    const events: SessionEvent[] = []
+    const state = await scanFile(sessionId, file, (batch) => {
+      for (const event of batch) events.push(event)
+    })
+    const header = state.header
+    if (header === undefined) throw new Error('unreachable: scan ends with a header')
+    const report: { -readonly [K in keyof LoadReport]: LoadReport[K] } = { repairedEvents: 0 }
+    if (state.torn !== undefined) {
+      if (lease === undefined)
+        return this.loadUnderTemporaryLease(sessionId, file, { header, events, report })
+      const offset = state.torn.offset
+      await this.fs(sessionId, file, () =>
+        truncateAt(file, offset, (found) => assertSameFile(lease, sessionId, file, found)),
+      )
+      report.truncatedTail = { line: state.torn.line, bytes: state.torn.bytes }
+    }
+    if (lease !== undefined) {
+      lease.nextSeq = state.nextSeq
+      lease.size = state.end
+    }
+    return { header, events, report }
+  }
+
+  private async appendNow(
+    lease: Lease,
+    sessionId: SessionId,
+    file: string,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    assertStillOwned(lease, sessionId, file)
+    if (lease.nextSeq === undefined) await this.loadNow(sessionId, file, lease)
+    const nextSeq = lease.nextSeq ?? 0
+    if (expectedSeq !== nextSeq) {
+      throw seqMismatch(
+        sessionId,
+        file,
+        `expected seq ${nextSeq}, got a batch at seq ${expectedSeq}`,
+        nextSeq,
+      )
+    }
+    for (let i = 0; i < events.length; i++) {
+      const seq = events[i]?.seq
+      if (seq !== expectedSeq + i) {
+        throw seqMismatch(
+          sessionId,
+          file,
+          `batch event ${i} has seq ${seq}, expected ${expectedSeq + i}`,
+          expectedSeq + i,
+        )
+      }
+    }
+    if (events.length === 0) return
+    const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
+    const slices = Array.isArray(encoded) ? encoded : await encoded
+    assertStillOwned(lease, sessionId, file)
+    try {
+      lease.handle ??= await this.openAppend(lease, sessionId, file)
+      for (const slice of slices) await writeAll(this.io, lease.handle, slice)
+      await this.io.sync(lease.handle)
+    } catch (error) {
+      const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
+      const where = { sessionId, file, seq: expectedSeq }
+      if (error instanceof SessionError && lease.failure === error) throw error
+      // A file replaced under the writer explains the failure; its replacement must not be cut.
+      assertStillOwned(lease, sessionId, file)
+      try {
+        await this.cutBack(lease)
+      } catch (cutError) {
+        lease.failure = storageError(
+          `session ${sessionId} (${file}): appending seqs ${seqs} failed and the file could not be cut back; release and reacquire the session`,
+          where,
+          cutError,
+        )
+        throw lease.failure
+      }
+      throw storageError(
+        `session ${sessionId} (${file}): appending seqs ${seqs} failed: ${String(error)}`,
+        where,
+        error,
+      )
+    }
+    for (const slice of slices) lease.size += slice.length
+    lease.nextSeq = nextSeq + events.length
+  }
+
+  /** Opens the append handle and checks it is the file the lease was taken on. */
+  private async openAppend(lease: Lease, sessionId: string, file: string): Promise<FileHandle> {
+    const handle = await open(file, 'a')
+    try {
+      const found = await handle.stat()
+      assertSameFile(lease, sessionId, file, { dev: found.dev, ino: found.ino })
+    } catch (error) {
+      await handle.close().catch(() => undefined)
+      throw error
+    }
+    return handle
+  }
+
+  /**
+   * After a failed write or sync: cuts the file back to its last durable size through the writer's own
+   * handle (never by path, which may name another file by now) and drops the handle, so the same
+   * batch can be retried without duplicating lines that may have landed.
+   */
+  private async cutBack(lease: Lease): Promise<void> {
+    const handle = lease.handle
+    if (handle === undefined) return
+    delete lease.handle
+    try {
+      await handle.truncate(lease.size)
+      await handle.datasync()
+    } finally {
+      await handle.close().catch(() => undefined)
+    }
+  }
+
+  /** A torn tail found without the lease: mend it under a momentary lease, unless a live writer has one. */
+  private async loadUnderTemporaryLease(
+    sessionId: SessionId,
+    file: string,
+    unmended: LoadedLog,
+  ): Promise<LoadedLog> {
+    try {
+      await this.takeLease(sessionId, file)
+    } catch (error) {
+      // The live writer's batch may still be landing: leave its file alone, return what is complete.
+      if (error instanceof SessionError && error.code === SessionErrorCode.LOCKED) return unmended
+      throw error
+    }
+    try {
+      // Re-read under the lease: the file may have changed since the first scan.
+      return await this.load(sessionId)
+    } finally {
+      await this.release(sessionId)
+    }
+  }
+
+  private async takeLease(sessionId: string, file: string): Promise<Lease> {
+    const lockPath = join(this.dir, `${sessionId}.lock`)
+    const lock = await FileLock.acquire(lockPath, { sessionId, file }, this.leaseTtlMs).catch((error) => {
+      if (error instanceof SessionError) throw error
+      throw storageError(`cannot take the lock of session ${sessionId} (${file})`, { sessionId, file }, error)
+    })
+    const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
+    this.leases.set(sessionId, lease)
+    return lease
+  }
+
+  private async exists(sessionId: string, file: string): Promise<boolean> {
+    try {
+      await stat(file)
+      return true
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return false
+      throw storageError(`cannot stat ${file}`, { sessionId, file }, error)
+    }
+  }
+
+  /** Runs a file-system step, turning its failure into a `STORAGE` error naming the session. */
+  private async fs<T>(sessionId: string, file: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step()
+    } catch (error) {
+      if (error instanceof SessionError) throw error
+      throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
+    }
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The in-memory backend: the default storage of `Sessions`, and the reference for what the seam
+ * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
+ */
+import type { SessionId } from 'dsh-llm'
+import { SessionError, SessionErrorCode } from '../errors.ts'
+import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
+import { eventBytesOver, eventTooLarge } from './event-size.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './types.ts'
+
+interface StoredSession {
+  readonly header: SessionFileHeader
+  readonly events: SessionEvent[]
+  /** The instance holding the write lease, if any. */
+  holder: MemoryStorage | undefined
+}
+
+/** Options of `MemoryStorage`. */
+export interface MemoryStorageOptions {
+  /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES`. */
+  readonly maxEventBytes?: number
+  /** Share this other instance's sessions, as a second process would share a database. */
+  readonly sharing?: MemoryStorage
+}
+
+/**
+ * Keeps sessions in process memory; nothing survives the process. Leases are enforced per instance:
+ * `create`/`acquire` of a session another instance (or this one) holds is refused with `LOCKED`, and
+ * so is an `appendBatch` without the lease. Events are stored as given (committed events are frozen).
+ */
+export class MemoryStorage implements SessionStorage {
+  readonly maxEventBytes: number
+  private readonly sessions: Map<string, StoredSession>
+
+  constructor(options: MemoryStorageOptions = {}) {
+    this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.sessions = options.sharing?.sessions ?? new Map()
+  }
+
+  async create(header: SessionFileHeader): Promise<void> {
+    if (this.sessions.has(header.sessionId)) {
+      throw new SessionError(SessionErrorCode.ALREADY_EXISTS, `session ${header.sessionId} already exists`, {
+        sessionId: header.sessionId,
+      })
+    }
+    this.sessions.set(header.sessionId, { header: Object.freeze({ ...header }), events: [], holder: this })
+  }
+
+  async acquire(sessionId: SessionId): Promise<void> {
+    const stored = this.require(sessionId)
+    if (stored.holder !== undefined) {
+      throw new SessionError(SessionErrorCode.LOCKED, `session ${sessionId} is held by another writer`, {
+        sessionId,
+      })
+    }
+    stored.holder = this
+  }
+
+  async appendBatch(
+    sessionId: SessionId,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+  ): Promise<void> {
+    const stored = this.require(sessionId)
+    if (stored.holder !== this) {
+      throw new SessionError(
+        SessionErrorCode.LOCKED,
+        `session ${sessionId}: append without holding the write lease`,
+        { sessionId },
+      )
+    }
+    if (expectedSeq !== stored.events.length) {
+      throw new SessionError(
+        SessionErrorCode.SEQ_MISMATCH,
+        `session ${sessionId}: batch expected at seq ${expectedSeq} but the next seq is ${stored.events.length}`,
+        { sessionId, seq: expectedSeq },
+      )
+    }
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent
+      if (event.seq !== expectedSeq + i) {
+        throw new SessionError(
+          SessionErrorCode.SEQ_MISMATCH,
+          `session ${sessionId}: batch event ${i} has seq ${event.seq}, expected ${expectedSeq + i}`,
+          { sessionId, seq: event.seq, eventType: event.type },
+        )
+      }
+      const size = eventBytesOver(event, this.maxEventBytes)
+      if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
+    }
+    for (const event of events) stored.events.push(event)
+  }
+
+  async load(sessionId: SessionId): Promise<LoadedLog> {
+    const stored = this.require(sessionId)
+    return { header: stored.header, events: stored.events.slice(), report: { repairedEvents: 0 } }
+  }
+
+  async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
+    const stored = this.require(sessionId)
+    for (let seq = Math.max(0, fromSeq); seq < stored.events.length; seq++) {
+      const event = stored.events[seq]
+      if (event !== undefined) yield event
+    }
+  }
+
+  /** Every session's header, oldest first; memory has no bad entries, so `problems` is empty. */
+  async list(): Promise<SessionListing> {
+    const sessions = [...this.sessions.values()]
+      .map((stored) => stored.header)
+      .sort((a, b) => a.createdAt - b.createdAt || (a.sessionId < b.sessionId ? -1 : 1))
+    return { sessions, problems: [] }
+  }
+
+  async release(sessionId: SessionId): Promise<void> {
+    const stored = this.sessions.get(sessionId)
+    if (stored !== undefined && stored.holder === this) stored.holder = undefined
+  }
+
+  async close(): Promise<void> {
+    for (const stored of this.sessions.values()) if (stored.holder === this) stored.holder = undefined
+  }
+
+  private require(sessionId: SessionId): StoredSession {
+    const stored = this.sessions.get(sessionId)
+    if (stored === undefined)
+      throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
+    return stored
+  }
+}

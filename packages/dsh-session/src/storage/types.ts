@@ -1,0 +1,57 @@
+/**
+ * The storage seam: what a backend (memory, JSONL, PostgreSQL, ...) implements under `Sessions`.
+ * Types only; `dsh-session/testing` holds the executable contract every backend must pass.
+ */
+import type { SessionId } from 'dsh-llm'
+import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
+
+/** A loaded session's raw material. */
+export interface LoadedLog {
+  readonly header: SessionFileHeader
+  readonly events: readonly SessionEvent[]
+  readonly report: LoadReport
+}
+
+/** The default per-event size limit: 16 MiB of serialized JSON. */
+export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+/**
+ * The storage seam. JSONL and in-memory backends ship; SQLite or PostgreSQL can implement the same,
+ * and `describeStorageContract` from `dsh-session/testing` checks that they do.
+ *
+ * Leases: all writes for one session come from one holder of its write lease. A lease is taken by
+ * `create` or `acquire` and given back by `release` or `close`; taking a lease some holder (this
+ * instance included) already has fails with `LOCKED`, unless the backend can tell the holder is dead,
+ * in which case it takes the lease over and the deposed holder's later writes fail with `LEASE_LOST`.
+ */
+export interface SessionStorage {
+  /**
+   * The largest serialized event (UTF-8 bytes of its JSON line) this backend stores; `appendBatch`
+   * refuses a batch holding a larger one with `EVENT_TOO_LARGE` and writes nothing. `Sessions` reads
+   * it to refuse such an append before it commits. Absent means `DEFAULT_MAX_EVENT_BYTES`.
+   */
+  readonly maxEventBytes?: number
+  /** Creates a session atomically (never half a header) and takes its write lease. */
+  create(header: SessionFileHeader): Promise<void>
+  /** Takes the write lease of an existing session; `LOCKED` if a live holder (this instance too) has it. */
+  acquire(sessionId: SessionId): Promise<void>
+  /**
+   * Durably appends a batch whose first event has seq `expectedSeq`; `SEQ_MISMATCH` for a seq that is
+   * not the next one, `EVENT_TOO_LARGE` (nothing written), `LOCKED` without the lease, `LEASE_LOST`
+   * after a takeover. A batch that rejects is all or nothing: retrying it at the same seq is safe.
+   */
+  appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void>
+  /** Reads and validates a whole session; mends a torn tail (see `LoadReport`). */
+  load(sessionId: SessionId): Promise<LoadedLog>
+  /** Reads events from `fromSeq` on. */
+  read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent>
+  /** Every stored session's header, and the entries that could not be read; never rejects for one bad entry. */
+  list(): Promise<SessionListing>
+  /**
+   * Gives back the write lease (and any open handle) of a session after its queued appends settle;
+   * a no-op without the lease. The lease is gone even when this rejects (`CLOSE_FAILED`, with `cause`).
+   */
+  release(sessionId: SessionId): Promise<void>
+  /** Releases every lease this instance holds; like `release`, leaves none behind even when it rejects. */
+  close(): Promise<void>
+}

@@ -1,0 +1,262 @@
+/**
+ * The storage contract as a vitest suite: what every `SessionStorage` backend must guarantee. Run it
+ * from a backend's own tests with `describeStorageContract('my backend', makeBacking)`.
+ */
+import { SessionId } from 'dsh-llm'
+import { afterEach, describe, expect, it } from 'vitest'
+import { SessionError } from '../errors.ts'
+import type { SessionStorage } from '../storage/types.ts'
+import type { SessionEvent } from '../types.ts'
+import { contractEvent, contractEvents, contractHeader } from './contract-events.ts'
+import type {
+  ContractOpenOptions,
+  StorageContractBacking,
+  StorageContractFactory,
+  StorageContractPowers,
+} from './contract-types.ts'
+
+/** The `code` and `where` of a rejection (fails the test if `promise` resolves or rejects untyped). */
+async function refusal(promise: Promise<unknown>): Promise<{ code: string; where: SessionError['where'] }> {
+  try {
+    await promise
+  } catch (error) {
+    if (!(error instanceof SessionError)) throw new Error(`expected a SessionError, got ${String(error)}`)
+    return { code: error.code, where: error.where }
+  }
+  throw new Error('expected a rejection')
+}
+
+async function eventsOf(storage: SessionStorage, id: SessionId): Promise<SessionEvent[]> {
+  return [...(await storage.load(id)).events]
+}
+
+/**
+ * Defines, with vitest, the cases every storage backend must pass: ordered appends with expected
+ * seqs and conflict errors, load after reopen, size limit, leases, two instances at once, list,
+ * close/release on every path, and — for the `powers` a backend passes — torn writes, takeover of
+ * a dead holder's lease and bad entries in `list()`. `makeBacking` is called once per case.
+ */
+export function describeStorageContract<B extends StorageContractBacking>(
+  name: string,
+  makeBacking: StorageContractFactory<B>,
+  powers: StorageContractPowers<B> = {},
+): void {
+  describe(`storage contract: ${name}`, () => {
+    let backing: B | undefined
+    const opened: SessionStorage[] = []
+
+    async function fresh(): Promise<B> {
+      backing = await makeBacking()
+      return backing
+    }
+    async function open(
+      from: StorageContractBacking,
+      options?: ContractOpenOptions,
+    ): Promise<SessionStorage> {
+      const storage = await from.open(options)
+      opened.push(storage)
+      return storage
+    }
+    afterEach(async () => {
+      for (const storage of opened.splice(0)) await storage.close().catch(() => undefined)
+      await backing?.cleanup?.()
+      backing = undefined
+    })
+
+    const id = SessionId('contract-1')
+    const other = SessionId('contract-2')
+
+    it('appends batches in seq order and loads and reads them back unchanged', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      const events = contractEvents(0, 5)
+      await storage.appendBatch(id, events.slice(0, 2), 0)
+      await storage.appendBatch(id, events.slice(2), 2)
+      await storage.appendBatch(id, [], 5)
+      const loaded = await storage.load(id)
+      expect(loaded.header).toEqual(contractHeader(id))
+      expect(loaded.events).toEqual(events)
+      expect(loaded.report).toEqual({ repairedEvents: 0 })
+      const tail: number[] = []
+      for await (const event of storage.read(id, 3)) tail.push(event.seq)
+      expect(tail).toEqual([3, 4])
+    })
+
+    it('refuses a batch at the wrong seq or with a gap with SEQ_MISMATCH and writes none of it', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      await storage.appendBatch(id, contractEvents(0, 2), 0)
+      expect((await refusal(storage.appendBatch(id, contractEvents(3, 1), 3))).code).toBe('SEQ_MISMATCH')
+      expect((await refusal(storage.appendBatch(id, contractEvents(1, 1), 1))).code).toBe('SEQ_MISMATCH')
+      const gap = [contractEvent(2), contractEvent(4)]
+      expect((await refusal(storage.appendBatch(id, gap, 2))).code).toBe('SEQ_MISMATCH')
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 2))
+      await storage.appendBatch(id, contractEvents(2, 1), 2)
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 3))
+    })
+
+    it('refuses a taken id with ALREADY_EXISTS and a missing one with NOT_FOUND', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      expect((await refusal(storage.create(contractHeader(id)))).code).toBe('ALREADY_EXISTS')
+      expect((await refusal(storage.acquire(other))).code).toBe('NOT_FOUND')
+      expect((await refusal(storage.load(other))).code).toBe('NOT_FOUND')
+    })
+
+    it('loads what another instance wrote, and continues it at the next seq after taking the lease', async () => {
+      const from = await fresh()
+      const writer = await open(from)
+      await writer.create(contractHeader(id))
+      await writer.appendBatch(id, contractEvents(0, 3), 0)
+      await writer.close()
+      const reopened = await open(from)
+      expect(await eventsOf(reopened, id)).toEqual(contractEvents(0, 3))
+      await reopened.acquire(id)
+      await reopened.appendBatch(id, contractEvents(3, 2), 3)
+      expect(await eventsOf(await open(from), id)).toEqual(contractEvents(0, 5))
+    })
+
+    it('refuses an event over the size limit with EVENT_TOO_LARGE, writes none of its batch, and takes the next append', async () => {
+      const storage = await open(await fresh(), { maxEventBytes: 4096 })
+      await storage.create(contractHeader(id))
+      await storage.appendBatch(id, contractEvents(0, 1), 0)
+      const batch = [contractEvent(1), contractEvent(2, 'x'.repeat(5000))]
+      expect(await refusal(storage.appendBatch(id, batch, 1))).toEqual({
+        code: 'EVENT_TOO_LARGE',
+        where: expect.objectContaining({ sessionId: id, eventType: 'user/message', seq: 2 }),
+      })
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 1))
+      await storage.appendBatch(id, contractEvents(1, 2), 1)
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 3))
+    })
+
+    it('gives a session one lease holder: LOCKED for a second acquire (any instance) and for appends without it', async () => {
+      const from = await fresh()
+      const first = await open(from)
+      const second = await open(from)
+      await first.create(contractHeader(id))
+      expect((await refusal(second.acquire(id))).code).toBe('LOCKED')
+      expect((await refusal(first.acquire(id))).code).toBe('LOCKED')
+      expect((await refusal(second.appendBatch(id, contractEvents(0, 1), 0))).code).toBe('LOCKED')
+      await first.appendBatch(id, contractEvents(0, 1), 0)
+      await first.release(id)
+      expect((await refusal(first.appendBatch(id, contractEvents(1, 1), 1))).code).toBe('LOCKED')
+      await second.acquire(id)
+      await second.appendBatch(id, contractEvents(1, 1), 1)
+      expect(await eventsOf(first, id)).toEqual(contractEvents(0, 2))
+    })
+
+    it('lets two instances write two sessions at once, and gives a raced lease to exactly one', async () => {
+      const from = await fresh()
+      const a = await open(from)
+      const b = await open(from)
+      await Promise.all([a.create(contractHeader(id)), b.create(contractHeader(other, 1_700_000_000_001))])
+      const writes: Promise<void>[] = []
+      for (let i = 0; i < 4; i++) {
+        writes.push(a.appendBatch(id, contractEvents(i * 2, 2), i * 2))
+        writes.push(b.appendBatch(other, contractEvents(i * 3, 3), i * 3))
+      }
+      await Promise.all(writes)
+      expect(await eventsOf(b, id)).toEqual(contractEvents(0, 8))
+      expect(await eventsOf(a, other)).toEqual(contractEvents(0, 12))
+      await a.close()
+      await b.close()
+      const c = await open(from)
+      const d = await open(from)
+      const outcomes = await Promise.allSettled([c.acquire(id), d.acquire(id)])
+      expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
+      const lost = outcomes.find((outcome) => outcome.status === 'rejected')
+      expect(lost?.status === 'rejected' && (lost.reason as SessionError).code).toBe('LOCKED')
+    })
+
+    it('lists every session oldest first with no problems', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(other, 2))
+      await storage.create(contractHeader(id, 1))
+      expect(await storage.list()).toEqual({
+        sessions: [contractHeader(id, 1), contractHeader(other, 2)],
+        problems: [],
+      })
+    })
+
+    it('settles pending appends before release and close resolve, and leaves no lease behind', async () => {
+      const from = await fresh()
+      const storage = await open(from)
+      await storage.create(contractHeader(id))
+      await storage.create(contractHeader(other))
+      const pending = [
+        storage.appendBatch(id, contractEvents(0, 2), 0),
+        storage.appendBatch(other, contractEvents(0, 1), 0),
+      ]
+      const released = storage.release(id)
+      await storage.close()
+      await released
+      await Promise.all(pending)
+      await storage.close()
+      await storage.release(id)
+      const next = await open(from)
+      await next.acquire(id)
+      await next.acquire(other)
+      expect(await eventsOf(next, id)).toEqual(contractEvents(0, 2))
+      expect(await eventsOf(next, other)).toEqual(contractEvents(0, 1))
+      expect((await refusal(storage.appendBatch(id, contractEvents(2, 1), 2))).code).toBe('LOCKED')
+    })
+
+    const { tearTail, abandonLease, plantBadEntry } = powers
+    if (tearTail !== undefined)
+      it('loads every complete event before a torn write, reports the torn tail, and appends after it', async () => {
+        const from = await fresh()
+        const writer = await open(from)
+        await writer.create(contractHeader(id))
+        await writer.appendBatch(id, contractEvents(0, 3), 0)
+        await writer.close()
+        await tearTail(from, id)
+        const reader = await open(from)
+        await reader.acquire(id)
+        const loaded = await reader.load(id)
+        expect(loaded.events).toEqual(contractEvents(0, 3))
+        expect(loaded.report.truncatedTail).toBeDefined()
+        await reader.appendBatch(id, contractEvents(3, 2), 3)
+        const again = await (await open(from)).load(id)
+        expect(again.events).toEqual(contractEvents(0, 5))
+        expect(again.report.truncatedTail).toBeUndefined()
+      })
+
+    if (abandonLease !== undefined)
+      it("takes a dead holder's lease over, and the deposed holder stops with LEASE_LOST", async () => {
+        const from = await fresh()
+        const dead = await open(from)
+        await dead.create(contractHeader(id))
+        await dead.appendBatch(id, contractEvents(0, 2), 0)
+        await abandonLease(from, dead, id)
+        const heir = await open(from)
+        await heir.acquire(id)
+        expect(await refusal(dead.appendBatch(id, contractEvents(2, 1), 2))).toEqual({
+          code: 'LEASE_LOST',
+          where: expect.objectContaining({ sessionId: id }),
+        })
+        await heir.appendBatch(id, [contractEvent(2, 'from the heir')], 2)
+        await dead.release(id).catch(() => undefined)
+        expect((await refusal((await open(from)).acquire(id))).code).toBe('LOCKED')
+        expect(await eventsOf(heir, id)).toEqual([...contractEvents(0, 2), contractEvent(2, 'from the heir')])
+      })
+
+    if (plantBadEntry !== undefined)
+      it('lists bad entries as problems beside the good sessions and still opens the good ones', async () => {
+        const from = await fresh()
+        const storage = await open(from)
+        await storage.create(contractHeader(id))
+        await storage.appendBatch(id, contractEvents(0, 1), 0)
+        const path = await plantBadEntry(from)
+        const listing = await storage.list()
+        expect(listing.sessions).toEqual([contractHeader(id)])
+        expect(listing.problems).toEqual([
+          expect.objectContaining({ path, reason: expect.stringMatching(/\S/) }),
+        ])
+        await storage.release(id)
+        const reader = await open(from)
+        await reader.acquire(id)
+        expect(await eventsOf(reader, id)).toEqual(contractEvents(0, 1))
+      })
+  })
+}

@@ -1,0 +1,42 @@
+import { interruptedTurnClosers, type SessionEvent } from 'dsh-session'
+import { buildViewData } from 'dsh-viewer'
+import { beforeAll, expect, it } from 'vitest'
+import { recordSession } from './session.ts'
+
+let events: readonly SessionEvent[]
+beforeAll(async () => {
+  events = await recordSession()
+})
+
+it('places a violation at the event that breaks the log, and still shows the rest', () => {
+  const firstStepEnd = events.findIndex((e) => e.type === 'step/end')
+  const broken = events.filter((_, i) => i !== firstStepEnd)
+  const data = buildViewData({ file: 'broken.jsonl', events: broken })
+  expect(data.violations.length).toBeGreaterThan(0)
+  expect(data.violations[0]).toMatchObject({ check: 'log-grammar', index: firstStepEnd })
+  expect(data.violations[0]?.message).toContain(`seq ${firstStepEnd + 1}`)
+  expect(data.turns).toHaveLength(2)
+})
+
+it('marks the repair closers of an interrupted turn', () => {
+  const open = events.slice(
+    0,
+    events.findIndex((e) => e.type === 'tool/result'),
+  )
+  const closers = interruptedTurnClosers(open)
+  let seq = open.length
+  const repaired = [...open, ...closers.map((c) => ({ ...c, seq: seq++, time: 0 }) as SessionEvent)]
+  const data = buildViewData({ file: 'repaired.jsonl', events: repaired })
+  expect(data.repairs.map((i) => repaired[i]?.type)).toEqual([
+    'tool/result',
+    'tool/result',
+    'step/end',
+    'turn/end',
+  ])
+  expect(data.repairs[0]).toBe(open.length)
+  expect(data.turns[0]?.endReason).toBe('interrupted')
+  expect(data.turns[0]?.steps[0]?.tools.map((t) => t.errorCode)).toEqual([
+    'TOOL_OUTCOME_UNKNOWN',
+    'TOOL_OUTCOME_UNKNOWN',
+  ])
+})
