@@ -94,7 +94,8 @@ export async function runDshLoop(
   dir: string,
 ): Promise<void> {
   const app = await createApp(mode, dir, steps)
-  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' })
+  // One turn of `steps` steps by design: lift the default step limit (50).
+  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: Infinity })
   // The per-event listener API (a plain call), not `ctx.on`, whose tracing proxy costs per event.
   app.sessions.onEvent((_session, event) => {
     if (event.type === 'step/end') recorder.mark()
@@ -111,7 +112,7 @@ export async function dshScaleRun(agents: number, steps: number): Promise<ScaleR
   const app = await createApp('memory', '', steps, true)
   const list: Agent[] = []
   for (let i = 0; i < agents; i++)
-    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted' }))
+    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: Infinity }))
   return {
     agents: list,
     start: async () => {
