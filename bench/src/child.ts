@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
+import type { PgFleetResult, PgLoadResult, PgStepResult } from './scenarios/postgres.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
 
@@ -58,8 +59,33 @@ export interface ScaleJob {
   readonly steps: number
 }
 
+/** `steps` tool-loop steps appended to PostgreSQL at `url`, two batches a step. */
+export interface PgStepJob {
+  readonly kind: 'pg-steps'
+  readonly impl: 'dsh' | 'raw'
+  readonly url: string
+  readonly steps: number
+}
+
+/** Cold-load session `id` from PostgreSQL at `url`. */
+export interface PgLoadJob {
+  readonly kind: 'pg-load'
+  readonly impl: 'dsh' | 'raw'
+  readonly url: string
+  readonly id: string
+}
+
+/** One fleet host process: `agents` agents × `steps` steps on PostgreSQL at `url`. */
+export interface PgFleetJob {
+  readonly kind: 'pg-fleet'
+  readonly url: string
+  readonly agents: number
+  readonly steps: number
+  readonly tag: string
+}
+
 /** Closed: every job. */
-export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob
+export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | PgStepJob | PgLoadJob | PgFleetJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -72,7 +98,13 @@ export type JobResult<J extends Job> = J extends LoopJob
         ? LoadResult
         : J extends ScaleJob
           ? ScaleResult
-          : never
+          : J extends PgStepJob
+            ? PgStepResult
+            : J extends PgLoadJob
+              ? PgLoadResult
+              : J extends PgFleetJob
+                ? PgFleetResult
+                : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -90,6 +122,12 @@ export async function runJob(job: Job): Promise<unknown> {
       return (await import('./scenarios/storage.ts')).measureLoad(job.impl, job.dir)
     case 'scale':
       return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
+    case 'pg-steps':
+      return (await import('./scenarios/postgres.ts')).measurePgSteps(job.impl, job.url, job.steps)
+    case 'pg-load':
+      return (await import('./scenarios/postgres.ts')).measurePgLoad(job.impl, job.url, job.id)
+    case 'pg-fleet':
+      return (await import('./scenarios/postgres.ts')).measurePgFleet(job.url, job.agents, job.steps, job.tag)
     default:
       return unreachable(job)
   }

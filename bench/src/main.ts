@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--quick | --only loop]`: runs the suite and writes `bench/results/latest.md` and
+ * `pnpm bench [--quick | --only loop | --only postgres]`: runs the suite and writes `bench/results/latest.md` and
  * `latest.svg` (`quick.*`, `loop.*`); `--quick` and `--only loop` exit 1 when a regression bound is
  * violated (`--only loop` checks the bounds of the rows it measured: the step-cost ratios).
  * `--child <job>` is the child-process side.
@@ -26,7 +26,16 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const onlyAt = argv.indexOf('--only')
   const only = onlyAt >= 0 ? argv[onlyAt + 1] : undefined
-  if (only !== undefined && only !== 'loop') throw new Error(`bench: --only ${only}: only "loop" is known`)
+  if (only === 'postgres') {
+    const { postgresScenario } = await import('./scenarios/postgres.ts')
+    const { POSTGRES } = await import('./plan.ts')
+    const { table } = await import('./report.ts')
+    process.stdout.write(`${table(await postgresScenario(POSTGRES))}\n`)
+    return 0
+  }
+  if (only !== undefined && only !== 'loop') {
+    throw new Error(`bench: --only ${only}: only "loop" and "postgres" are known`)
+  }
   const quick = argv.includes('--quick') || only === 'loop'
   const plan = only === 'loop' ? LOOP_ONLY : quick ? QUICK : FULL
   const name = only === 'loop' ? 'loop' : quick ? 'quick' : 'latest'

@@ -1,5 +1,6 @@
 /** How big each scenario runs: the full suite (`pnpm bench`) and the CI-sized one (`--quick`). */
 import type { LoopHarness } from './child.ts'
+import type { PgPlan } from './scenarios/postgres.ts'
 
 /** Sizes of one suite run. */
 export interface Plan {
@@ -20,7 +21,12 @@ export interface Plan {
   readonly scaleAgents: number
   readonly scaleSteps: number
   readonly scaleRuns: number
+  /** The PostgreSQL scenario (an embedded server, or `DSH_BENCH_PG_URL`); absent skips it. */
+  readonly postgres?: PgPlan
 }
+
+/** The PostgreSQL scenario's sizes in the full suite (and in `--only postgres`). */
+export const POSTGRES: PgPlan = { steps: 1000, loadEvents: 100_000, agents: 200, agentSteps: 10, runs: 3 }
 
 const ALL_LOOPS: readonly LoopHarness[] = [
   'floor',
@@ -51,6 +57,7 @@ export const FULL: Plan = {
   scaleAgents: 1000,
   scaleSteps: 10,
   scaleRuns: 2,
+  postgres: POSTGRES,
 }
 
 /** The CI suite: the same 1,000-step loop without the slow `ai` peer, two runs, smaller everything else. */

@@ -34,11 +34,12 @@ export function runInChild<J extends Job>(job: J, options: ChildOptions = {}): P
       err += text
     })
     child.on('error', reject)
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       const line = out.split('\n').find((l) => l.startsWith(MARK))
       if (code !== 0 || line === undefined) {
         const detail = err.trim().split('\n').slice(-6).join('\n')
-        reject(new Error(`child ${job.kind} exited with ${code}: ${detail}`))
+        const how = code === null ? `was killed (${signal})` : `exited with ${code}`
+        reject(new Error(`child ${job.kind} ${how}${detail === '' ? '' : `: ${detail}`}`))
         return
       }
       resolve(JSON.parse(line.slice(MARK.length)) as JobResult<J>)

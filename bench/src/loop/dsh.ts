@@ -94,8 +94,8 @@ export async function runDshLoop(
   dir: string,
 ): Promise<void> {
   const app = await createApp(mode, dir, steps)
-  // One turn of `steps` steps by design: lift the default step limit (50).
-  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: Infinity })
+  // The workload's turn is `steps` steps long: past the default step limit (DEFAULT_MAX_STEPS).
+  const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: steps })
   // The per-event listener API (a plain call), not `ctx.on`, whose tracing proxy costs per event.
   app.sessions.onEvent((_session, event) => {
     if (event.type === 'step/end') recorder.mark()
@@ -112,7 +112,7 @@ export async function dshScaleRun(agents: number, steps: number): Promise<ScaleR
   const app = await createApp('memory', '', steps, true)
   const list: Agent[] = []
   for (let i = 0; i < agents; i++)
-    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: Infinity }))
+    list.push(await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: steps }))
   return {
     agents: list,
     start: async () => {

@@ -102,7 +102,8 @@ export function compare(
   if (!results.has(spec.dsh) || !results.has(spec.baseline)) return undefined
   const failed = [a, b].find((x) => x === undefined || !x.ok)
   if (a === undefined || b === undefined || !a.ok || !b.ok) {
-    const error = failed !== undefined && failed.ok === false ? failed.error : 'not measured'
+    const who = failed === a ? spec.dsh : spec.baseline
+    const error = `${who}: ${failed !== undefined && failed.ok === false ? failed.error : 'not measured'}`
     return { id: spec.id, scenario: spec.scenario, metric: spec.metric, error }
   }
   return row({

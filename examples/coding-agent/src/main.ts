@@ -16,6 +16,7 @@ import { checkSessionLog, Invariants, readRecordedLog, reconstructRequests } fro
 import { LlmRuntime, SessionId, userText } from 'dsh-llm'
 import { JsonlStorage, Sessions } from 'dsh-session'
 import { chooseModel, type ModelChoice } from './model.ts'
+import { failureLine, lastTurnFailure } from './model-failure.ts'
 import { ProjectNotes, WorkspaceContext } from './plugins.ts'
 import { createSandbox, SANDBOX_FILES } from './sandbox.ts'
 import { Pacing } from './scripted-model.ts'
@@ -75,7 +76,13 @@ function shown(path: string): string {
 }
 
 async function main(): Promise<number> {
-  const choice = chooseModel()
+  let choice: ModelChoice
+  try {
+    choice = chooseModel()
+  } catch (error) {
+    process.stderr.write(`dsh demo: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 2
+  }
   const transcript = new Transcript((text) => process.stdout.write(text))
   await rm(DATA_DIR, { recursive: true, force: true })
   await createSandbox(SANDBOX_DIR)
@@ -92,6 +99,14 @@ async function main(): Promise<number> {
   const agent = await first.agentLoop.create({ sessionId: SESSION_ID, ...agentOptions(choice) })
   agent.send(userText(PROMPTS.overview))
   await agent.whenIdle()
+  // A real model that cannot be used (wrong base URL, bad key, unknown model): say so once and stop.
+  const failure = choice.scripted ? undefined : lastTurnFailure(agent.session)
+  if (failure !== undefined) {
+    process.stderr.write(`${failureLine(failure, choice)}\n`)
+    await agent.dispose()
+    await first.fiber.dispose()
+    return 1
+  }
   agent.send(userText(PROMPTS.designDoc))
   await agent.whenIdle()
   let requestsChecked = first.invariants.counters.requestsChecked

@@ -16,11 +16,14 @@ export interface ModelChoice {
   readonly description: string
   /** True for the embedded scripted model (deterministic transcript). */
   readonly scripted: boolean
+  /** The API root of a real model (for messages); `undefined` for the scripted one. */
+  readonly baseURL?: string
 }
 
 /**
  * Reads `DSH_BASE_URL`, `DSH_API_KEY` and `DSH_MODEL` from `env`. Throws an `Error` saying what to
- * set when a base URL other than DeepSeek's is given without `DSH_MODEL`.
+ * set when a base URL other than DeepSeek's is given without `DSH_MODEL`, and the adapter's
+ * `INVALID_OPTIONS` error for a base URL that is not an absolute http(s) URL.
  */
 export function chooseModel(env: NodeJS.ProcessEnv = process.env): ModelChoice {
   const baseURL = nonEmpty(env.DSH_BASE_URL)
@@ -44,6 +47,7 @@ export function chooseModel(env: NodeJS.ProcessEnv = process.env): ModelChoice {
       adapter: deepseek({ apiKey: apiKey ?? '' }),
       description: `model: ${chosen} at ${DEEPSEEK_BASE_URL}`,
       scripted: false,
+      baseURL: DEEPSEEK_BASE_URL,
     }
   }
   if (model === undefined) throw new Error(`DSH_BASE_URL is ${baseURL}: set DSH_MODEL to the model to use`)
@@ -53,6 +57,7 @@ export function chooseModel(env: NodeJS.ProcessEnv = process.env): ModelChoice {
     adapter: openAiCompatible(apiKey === undefined ? { baseURL } : { baseURL, apiKey }),
     description: `model: ${model} at ${baseURL}`,
     scripted: false,
+    baseURL,
   }
 }
 

@@ -21,6 +21,7 @@ import type { Session, SessionEvent } from 'dsh-session'
 import { TurnCancellation } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
 import { ReactLoopInbox } from './inbox.ts'
+import { checkUserMessage } from './message-check.ts'
 import { Outbox } from './outbox.ts'
 import { composeSessionPrefix } from './prefix.ts'
 import { Prompts } from './prompts.ts'
@@ -41,6 +42,8 @@ export interface AgentSetup {
   readonly options: AgentOptions
   readonly policy: RetryPolicy
   readonly maxToolConcurrency: number
+  readonly toolTimeoutMs: number
+  readonly abortGraceMs: number
   /** Called once the agent has quiesced during `dispose`; closes the session when the agent owns it. */
   readonly release: (agent: LoopAgent) => Promise<void>
 }
@@ -108,6 +111,8 @@ export class LoopAgent implements Agent {
       },
       firstRequest: true,
       headerMemo: undefined,
+      callIds: undefined,
+      warn: (warning) => bus.emit('agent/warning', [this, warning]),
     }
     const tools: ToolBatchEnv = {
       bus,
@@ -117,6 +122,8 @@ export class LoopAgent implements Agent {
       offered: (name) =>
         options.tools === undefined || options.tools.includes(name) ? toolRegistry.get(name) : undefined,
       maxConcurrency: setup.maxToolConcurrency,
+      toolTimeoutMs: setup.toolTimeoutMs,
+      abortGraceMs: setup.abortGraceMs,
     }
     this.host = {
       bus,
@@ -147,8 +154,9 @@ export class LoopAgent implements Agent {
 
   send(message: UserMessage, options: SendOptions = {}): void {
     this.assertAlive('send')
+    const checked = checkUserMessage('Agent.send', message)
     const target = options.target ?? 'next-turn'
-    this.inbox.append(target, message)
+    this.inbox.append(target, checked)
     if (options.wakeup === false) return
     this.wake({ kind: 'send', target })
   }
@@ -214,17 +222,12 @@ export class LoopAgent implements Agent {
 
   inject(message: UserMessage): void {
     this.assertAlive('inject')
-    if (message === null || typeof message !== 'object' || message.role !== 'user') {
-      throw new AgentLoopError(
-        AgentLoopErrorCode.INVALID_OPTIONS,
-        `Agent.inject: only user messages can be injected`,
-      )
-    }
+    const checked = checkUserMessage('Agent.inject', message)
     if (this.cancellation !== undefined) {
-      this.outbox.push(message)
+      this.outbox.push(checked)
       return
     }
-    this.session.append('user/message', message)
+    this.session.append('user/message', checked)
     this.trackFlush()
   }
 
@@ -232,8 +235,10 @@ export class LoopAgent implements Agent {
     const cancellation = this.cancellation
     if (cancellation === undefined) return
     this.wakeRequested = false
-    cancellation.cancel(cause)
+    // The inbox is cleared before the signal aborts: a `send()` from an abort listener is new work
+    // for the next turn, not part of what this cancel discards.
     if (options.keepInbox !== true) this.inbox.clear()
+    cancellation.cancel(cause)
   }
 
   async whenIdle(): Promise<void> {
@@ -294,10 +299,14 @@ export class LoopAgent implements Agent {
       this.wakeRequested = true
       return
     }
+    // The turn's cancellation exists before `running` is announced, so a `cancel()` from an
+    // `agent/status` listener cancels the turn about to open instead of being a no-op.
+    const cancellation = new TurnCancellation()
+    this.cancellation = cancellation
     this.setStatus('running')
     let first: OpenTurn
     try {
-      first = this.openTurn(trigger)
+      first = this.openTurn(trigger, cancellation)
     } catch (error) {
       this.setStatus('idle')
       throw error
@@ -309,11 +318,15 @@ export class LoopAgent implements Agent {
    * Synchronously appends `turn/start` and claims the turn's first batch. If the claim is refused,
    * the turn is closed `error` before the error is rethrown, so the log stays balanced.
    */
-  private openTurn(trigger: TurnTrigger): OpenTurn {
-    const turn = this.session.lastTurn() + 1
-    this.session.append('turn/start', { turn, trigger })
-    const cancellation = new TurnCancellation()
+  private openTurn(trigger: TurnTrigger, cancellation = new TurnCancellation()): OpenTurn {
     this.cancellation = cancellation
+    const turn = this.session.lastTurn() + 1
+    try {
+      this.session.append('turn/start', { turn, trigger })
+    } catch (error) {
+      this.cancellation = undefined
+      throw error
+    }
     this.currentTurn = turn
     this.wakeRequested = false
     try {

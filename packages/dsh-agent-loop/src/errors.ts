@@ -22,6 +22,10 @@ export const AgentLoopErrorCode = {
   TOOL_THREW: 'TOOL_THREW',
   /** A tool result error: the tool body returned something that is not a tool result. */
   INVALID_TOOL_RESULT: 'INVALID_TOOL_RESULT',
+  /** A tool result error: the body did not settle within its timeout (`timeoutMs`, `toolTimeoutMs`). */
+  TOOL_TIMEOUT: 'TOOL_TIMEOUT',
+  /** A tool result error: the turn was cancelled and the body did not stop within `abortGraceMs`. */
+  TOOL_CANCELLED: 'TOOL_CANCELLED',
   /** A tool result error: the turn was cancelled before the call's body ran. */
   TOOL_NOT_STARTED: 'TOOL_NOT_STARTED',
   /** A listener of an awaited extension point threw or returned an invalid value. */
@@ -30,6 +34,10 @@ export const AgentLoopErrorCode = {
   STREAM_THREW: 'STREAM_THREW',
   /** The loop itself failed (a refused append, a storage failure); the turn was closed with `error`. */
   LOOP_FAILED: 'LOOP_FAILED',
+  /** A warning (`agent/warning`): the model reported usage numbers the log cannot hold; repaired. */
+  INVALID_USAGE: 'INVALID_USAGE',
+  /** `send`, `inject` or `steer` was given something that is not a valid user message. */
+  INVALID_MESSAGE: 'INVALID_MESSAGE',
   /** An awaited operation was cut short by cancellation. */
   ABORTED: 'ABORTED',
   /** `prompt`: the turn ended `error` (the provider failure or loop failure is the cause). */
@@ -57,14 +65,25 @@ export class AgentLoopError extends HarnessError {
   }
 }
 
-/** A short description of any thrown value, for error messages and failures. */
+/**
+ * A short description of any thrown value, for error messages and failures. Total: a value whose
+ * `message` getter, `toJSON` or `toString` throws (or that has no prototype) still gets one.
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message
-  if (typeof error === 'string') return error
+  try {
+    if (error instanceof Error) return String(error.message)
+    if (typeof error === 'string') return error
+  } catch {
+    return 'an error whose message cannot be read'
+  }
   try {
     return JSON.stringify(error) ?? String(error)
   } catch {
-    return String(error)
+    try {
+      return String(error)
+    } catch {
+      return `a thrown ${typeof error} that cannot be printed`
+    }
   }
 }
 

@@ -9,6 +9,7 @@ import type { HarnessError, LlmCallConfig, Message, UserMessage } from 'dsh-llm'
 import type {
   Agent,
   AgentStatus,
+  AgentWarning,
   Awaitable,
   PreStepDecision,
   PreStepInput,
@@ -83,6 +84,8 @@ declare module 'cordis' {
     'agent/status'(agent: Agent, status: AgentStatus): void
     /** Emit (contained): something failed that the log records only as a turn end (or not at all). */
     'agent/error'(agent: Agent, error: HarnessError): void
+    /** Emit (contained): the loop repaired something instead of failing (bad usage numbers, ...). */
+    'agent/warning'(agent: Agent, warning: AgentWarning): void
     /** Emit (contained): an agent was created (or resumed). */
     'agent/created'(agent: Agent): void
     /** Emit (contained): an agent finished disposing; its session is released. */

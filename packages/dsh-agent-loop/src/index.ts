@@ -12,6 +12,7 @@ export type {
   AgentLoopConfig,
   AgentOptions,
   AgentStatus,
+  AgentWarning,
   Awaitable,
   CancelOptions,
   PreStepDecision,

@@ -10,9 +10,12 @@ import {
   type LlmRequest,
   type Message,
   markLoopRequest,
+  wellFormed,
 } from 'dsh-llm'
 import { canonicalHeader, composeRequest, headersEqual, type RequestHeader, type Session } from 'dsh-session'
+import { checkCallOptions } from './call-options.ts'
 import { throwIfAborted } from './cancel.ts'
+import { describeError } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import type { ToolRegistry } from './tools.ts'
 import type { AgentOptions, TurnPosition } from './types.ts'
@@ -171,6 +174,8 @@ async function render(
   if (system !== undefined && typeof system !== 'string') {
     throw listenerFailed('agent/system-prompt', agent, `returned ${JSON.stringify(system)}, not a string`)
   }
+  // What enters the header is well-formed text: a lone surrogate becomes U+FFFD.
+  const systemText = system === undefined ? undefined : wellFormed(system)
   const seed = configSeed(options)
   let config: unknown = seed
   if (bus.has('agent/request')) {
@@ -184,13 +189,20 @@ async function render(
   if (!isConfig(config)) {
     throw listenerFailed('agent/request', agent, `returned ${JSON.stringify(config)}, not a call config`)
   }
+  if (config !== seed) {
+    try {
+      checkCallOptions('agent/request', config)
+    } catch (error) {
+      throw listenerFailed('agent/request', agent, `returned a bad call config: ${describeError(error)}`)
+    }
+  }
   const toolNames = options.tools === undefined ? undefined : Object.freeze([...options.tools])
   const tools = source.tools.select(toolNames).map((tool) => tool.schema)
   const prefix = source.prefix
   const header: { -readonly [K in keyof RequestHeader]: RequestHeader[K] } = {
     config: config === seed ? seed : pickConfig(config),
   }
-  if (system !== undefined) header.system = system
+  if (systemText !== undefined) header.system = systemText
   if (tools.length > 0) header.tools = tools
   if (prefix.length > 0) header.messagePrefix = prefix
   // A quiet render never awaits, so the registry cannot have changed since `toolsVersion` was read.

@@ -3,6 +3,7 @@ import { type Context, Service } from 'cordis'
 import { emitContained, resolveRetryPolicy, type SessionId } from 'dsh-llm'
 import type { InboxState, Session } from 'dsh-session'
 import { LoopAgent } from './agent.ts'
+import { checkCallOptions } from './call-options.ts'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
 import { INBOX_PROJECTION, inboxProjection } from './inbox.ts'
 import type { Agent, AgentLoopConfig, AgentOptions, ResumeOptions } from './types.ts'
@@ -14,6 +15,8 @@ declare module 'cordis' {
 }
 
 const DEFAULT_TOOL_CONCURRENCY = 8
+const DEFAULT_TOOL_TIMEOUT_MS = 300_000
+const DEFAULT_ABORT_GRACE_MS = 2_000
 
 function invalid(message: string): AgentLoopError {
   return new AgentLoopError(AgentLoopErrorCode.INVALID_OPTIONS, message)
@@ -37,6 +40,7 @@ function checkOptions(where: string, options: ResumeOptions): void {
   if (system !== undefined && typeof system !== 'string') {
     throw invalid(`${where}: system must be a string`)
   }
+  checkCallOptions(where, options)
 }
 
 const REQUIRED = [
@@ -79,6 +83,8 @@ export class AgentLoopService extends Service {
   private readonly home: Context
   private readonly agents = new Map<SessionId, LoopAgent>()
   private readonly maxToolConcurrency: number
+  private readonly toolTimeoutMs: number
+  private readonly abortGraceMs: number
 
   constructor(ctx: Context, config: AgentLoopConfig = {}) {
     super(ctx, 'agentLoop')
@@ -86,8 +92,20 @@ export class AgentLoopService extends Service {
     if (!Number.isSafeInteger(cap) || cap < 1) {
       throw invalid(`AgentLoop: maxToolConcurrency must be an integer >= 1, got ${JSON.stringify(cap)}`)
     }
+    const toolTimeoutMs = config.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS
+    if (typeof toolTimeoutMs !== 'number' || Number.isNaN(toolTimeoutMs) || toolTimeoutMs <= 0) {
+      throw invalid(
+        `AgentLoop: toolTimeoutMs must be a number > 0 (Infinity for none), got ${String(toolTimeoutMs)}`,
+      )
+    }
+    const abortGraceMs = config.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS
+    if (typeof abortGraceMs !== 'number' || !Number.isFinite(abortGraceMs) || abortGraceMs < 0) {
+      throw invalid(`AgentLoop: abortGraceMs must be a finite number >= 0, got ${String(abortGraceMs)}`)
+    }
     this.home = ctx
     this.maxToolConcurrency = cap
+    this.toolTimeoutMs = toolTimeoutMs
+    this.abortGraceMs = abortGraceMs
     ctx.sessionProjections.register(inboxProjection)
     const agents = this.agents
     ctx.effect(
@@ -171,6 +189,8 @@ export class AgentLoopService extends Service {
       options: agentOptions,
       policy,
       maxToolConcurrency: this.maxToolConcurrency,
+      toolTimeoutMs: this.toolTimeoutMs,
+      abortGraceMs: this.abortGraceMs,
       release: async (released) => {
         if (agents.get(session.id) === released) agents.delete(session.id)
         if (owned) await sessions.close(session)

@@ -10,6 +10,7 @@ import {
   createAssistantMessage,
   type EventBus,
   type FinishReason,
+  LlmErrorCode,
   type LlmFailure,
   type LlmRequest,
   type LlmRuntime,
@@ -17,6 +18,8 @@ import {
   type Message,
   type RetryPolicy,
   type StreamChunk,
+  StreamListenerError,
+  streamListenerOf,
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
@@ -25,9 +28,10 @@ import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
 import { loggableFailure } from './retry-event.ts'
+import { StreamGuard, type TakenCallIds } from './stream-guard.ts'
 import { nextSlice, sliceSpent } from './time-slice.ts'
 import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, RequestErrorDecision, TurnPosition } from './types.ts'
+import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
 /** What a model call needs from its agent. */
 export interface ModelCallEnv extends HeaderEnv {
@@ -40,6 +44,39 @@ export interface ModelCallEnv extends HeaderEnv {
   readonly prefix: readonly Message[]
   /** True until this loop instance has recorded its first header; the call clears it. */
   firstRequest: boolean
+  /**
+   * Tool-call ids already used in the session's history, built on first need and extended as
+   * answers commit; a new call reusing one is renamed (see `StreamGuard`).
+   */
+  callIds: CallIdBook | undefined
+  /** Reports something the loop repaired instead of failing (`agent/warning`). */
+  readonly warn: (warning: AgentWarning) => void
+}
+
+/** The tool-call ids of a session's history, as the stream guard asks about them. */
+export interface CallIdBook extends TakenCallIds {
+  add(id: string): void
+}
+
+/**
+ * `env.callIds`, folded from the history only when a guard first asks (a stream with a tool call),
+ * then kept up to date as answers commit.
+ */
+function lazyCallIds(env: ModelCallEnv): TakenCallIds {
+  const nextSuffix = new Map<string, number>()
+  const book = (): CallIdBook => {
+    if (env.callIds !== undefined) return env.callIds
+    const ids = new Set<string>()
+    for (const message of env.session.deriveMessages()) {
+      for (const block of message.content) {
+        if (block.type === 'tool-call') ids.add(block.id)
+        else if (block.type === 'tool-result') ids.add(block.toolCallId)
+      }
+    }
+    env.callIds = { has: (id) => ids.has(id), add: (id) => void ids.add(id), nextSuffix }
+    return env.callIds
+  }
+  return { has: (id) => book().has(id), nextSuffix }
 }
 
 /** Closed: how one step's model call ended. */
@@ -132,6 +169,9 @@ async function streamOnce(
   const { session } = env
   const { turn, step, signal } = position
   const assembler = new BlockAssembler()
+  const guard = new StreamGuard(env.callIds ?? lazyCallIds(env), (problem) =>
+    env.warn({ code: AgentLoopErrorCode.INVALID_USAGE, message: `turn ${turn} step ${step}: ${problem}` }),
+  )
   let iterator: AsyncIterator<StreamChunk>
   try {
     iterator = env.llm.stream(request)[Symbol.asyncIterator]()
@@ -156,8 +196,13 @@ async function streamOnce(
         done = true
         return ENDED
       }
-      session.append('assistant/chunk', { turn, step, chunk: next.value })
-      assembler.push(next.value)
+      const accepted = guard.accept(next.value)
+      if (accepted === undefined) {
+        session.append('assistant/chunk', { turn, step, chunk: next.value })
+        assembler.push(next.value)
+      } else {
+        logRepaired(session, assembler, turn, step, accepted)
+      }
       if (sliceSpent()) await nextSlice()
     }
     return ABORTED
@@ -201,7 +246,23 @@ async function streamOnce(
   )
   const toolCalls: ToolCallBlock[] = []
   for (const block of message.content) if (block.type === 'tool-call') toolCalls.push(block)
+  if (toolCalls.length > 0 && env.callIds !== undefined)
+    for (const call of toolCalls) env.callIds.add(call.id)
   return { kind: 'answered', message, finish, toolCalls }
+}
+
+/** Logs and assembles the chunks the stream guard put in place of one it repaired. */
+function logRepaired(
+  session: Session,
+  assembler: BlockAssembler,
+  turn: number,
+  step: number,
+  chunks: readonly StreamChunk[],
+): void {
+  for (const chunk of chunks) {
+    session.append('assistant/chunk', { turn, step, chunk })
+    assembler.push(chunk)
+  }
 }
 
 /** A cancelled stream keeps its visible text as an `interrupted` assistant message. */
@@ -217,17 +278,26 @@ function interrupt(
       content,
       source: { kind: 'model', provider: request.provider, model: request.model },
     })
-    env.session.append('assistant/message', {
-      turn: position.turn,
-      step: position.step,
-      message,
-      interrupted: true,
-    })
+    const base = { turn: position.turn, step: position.step, message }
+    const usage = assembler.usage()
+    env.session.append(
+      'assistant/message',
+      usage === undefined ? { ...base, interrupted: true } : { ...base, usage, interrupted: true },
+    )
   }
   return { kind: 'aborted' }
 }
 
 function streamFailure(error: unknown): LlmFailure {
+  const listener = streamListenerOf(error)
+  if (listener !== undefined) {
+    // A broken middleware, not a broken provider: the failure names the plugin.
+    const message =
+      error instanceof StreamListenerError
+        ? error.message
+        : `llm/stream listener of plugin "${listener}" threw: ${describeError(error)}`
+    return llmFailure(errorCode(error, LlmErrorCode.STREAM_LISTENER_FAILED), message)
+  }
   return llmFailure(
     errorCode(error, AgentLoopErrorCode.STREAM_THREW),
     `the model stream threw: ${describeError(error)}`,

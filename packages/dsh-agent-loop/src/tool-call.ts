@@ -2,13 +2,17 @@
  * Executing one tool call: argument validation, `tools/pre-execute`, the durability barrier, the
  * body, `tools/post-execute`. Every failure becomes an error outcome; nothing here throws.
  */
-import type { ContentBlock, EventBus, ToolCallBlock, UserMessage } from 'dsh-llm'
+import { type ContentBlock, type EventBus, type ToolCallBlock, type UserMessage, wellFormed } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
-import { isAbort, throwIfAborted, untilAborted } from './cancel.ts'
-import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
+import { abortWatchers, isAbort, throwIfAborted, untilAborted } from './cancel.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
+import { checkUserMessage } from './message-check.ts'
+import { runBounded, type Settled } from './settle.ts'
+import { checkOutput, describeReturn } from './tool-output.ts'
 import type { RegisteredTool } from './tools.ts'
 import type {
+  ToolExecuteContext,
   ToolOutput,
   ToolPostExecuteResult,
   ToolPreExecuteDecision,
@@ -20,6 +24,10 @@ import type {
 export interface ToolCallEnv {
   readonly bus: EventBus
   readonly session: Session
+  /** The timeout of a tool without its own `timeoutMs`, ms (`Infinity` for none). */
+  readonly toolTimeoutMs: number
+  /** How long a cancelled call's body (and post-processing) may take to stop, ms. */
+  readonly abortGraceMs: number
 }
 
 /** How one call ended: what the model will see, plus what the loop does with it. */
@@ -93,7 +101,7 @@ async function executeChecked(
   } catch (error) {
     return failedCall(
       AgentLoopErrorCode.INVALID_TOOL_ARGUMENTS,
-      `${label}: arguments are not valid JSON: ${describeError(error)}`,
+      `${label}: arguments are not valid JSON: ${describeError(error)} (arguments: ${quotePrefix(call.arguments)})`,
     )
   }
   const checking = tool.check(json)
@@ -128,51 +136,153 @@ async function executeChecked(
     )
   }
   await untilAborted(env.session.flush(), signal)
+  const timeoutMs = tool.definition.timeoutMs ?? env.toolTimeoutMs
+  const running = runBody(env, position, call, tool, args, timeoutMs)
+  const body = running instanceof Promise ? await running : running
+  if (body.kind === 'timeout') {
+    return failedCall(AgentLoopErrorCode.TOOL_TIMEOUT, `${label} timed out after ${timeoutMs} ms`)
+  }
+  if (body.kind === 'abandoned') return abandoned(env, call)
   let output: ToolOutput
   let concludeTurn = false
   let error: ToolResultError | undefined
-  try {
-    const returned: unknown = await tool.definition.execute(args, { signal, callId: call.id, agent })
-    const normalized = normalizeReturn(returned)
-    if (normalized === undefined) {
-      const message = `${label} returned ${JSON.stringify(returned) ?? String(returned)}, not a tool result`
-      error = { code: AgentLoopErrorCode.INVALID_TOOL_RESULT, message }
-      output = { content: [{ type: 'text', text: message }], isError: true }
-    } else {
-      output = normalized.output
-      concludeTurn = normalized.concludeTurn
-    }
-  } catch (thrown) {
-    const message = `${label} threw: ${describeError(thrown)}`
+  if (body.kind === 'threw') {
+    const message = `${label} threw: ${describeError(body.error)}`
     error = { code: AgentLoopErrorCode.TOOL_THREW, message }
     output = { content: [{ type: 'text', text: message }], isError: true }
+  } else {
+    const normalized = normalizeReturn(body.value)
+    if (normalized === undefined) {
+      return failedCall(
+        AgentLoopErrorCode.INVALID_TOOL_RESULT,
+        `${label} returned ${describeReturn(body.value)}, not a tool result`,
+      )
+    }
+    const checked = normalized.plain
+      ? { ok: true as const, output: normalized.output }
+      : checkOutput(normalized.output)
+    if (!checked.ok) {
+      return failedCall(
+        AgentLoopErrorCode.INVALID_TOOL_RESULT,
+        `${label} returned a bad result: ${checked.problem}`,
+      )
+    }
+    output = checked.output
+    concludeTurn = normalized.concludeTurn
   }
   // The body ran, so its result is real: post-processing (a redaction, say) runs to completion even
-  // when the turn is cancelled meanwhile. Listeners see the aborted signal and may hurry.
-  let post: ToolPostExecuteResult = output
-  try {
-    if (env.bus.has('tools/post-execute')) {
-      const base = input ?? { ...position, call, tool: tool.info, args }
-      post = await env.bus.waterfall('tools/post-execute', { ...base, output }, async () => output)
-    }
-  } catch (thrown) {
-    return failedCall(
-      AgentLoopErrorCode.LISTENER_FAILED,
-      `tools/post-execute listener failed for ${label}: ${describeError(thrown)}`,
+  // when the turn is cancelled meanwhile — within the grace period. Listeners see the aborted
+  // signal and may hurry.
+  let post: unknown = output
+  if (env.bus.has('tools/post-execute')) {
+    const base = input ?? { ...position, call, tool: tool.info, args }
+    const settled = await runBounded(
+      () => env.bus.waterfall('tools/post-execute', { ...base, output }, async () => output),
+      { signal, timeoutMs: Number.POSITIVE_INFINITY, graceMs: env.abortGraceMs },
     )
+    if (settled.kind === 'abandoned') return abandoned(env, call, 'tools/post-execute for ')
+    if (settled.kind === 'threw') {
+      return failedCall(
+        AgentLoopErrorCode.LISTENER_FAILED,
+        `tools/post-execute listener failed for ${label}: ${describeError(settled.error)}`,
+      )
+    }
+    if (settled.kind === 'value') post = settled.value
   }
   if (!isPostResult(post)) {
     return failedCall(
       AgentLoopErrorCode.LISTENER_FAILED,
-      `${label}: tools/post-execute returned ${JSON.stringify(post)}, not a tool output`,
+      `${label}: tools/post-execute returned ${describeReturn(post)}, not a tool output`,
     )
   }
-  const result: CallOutcome = {
-    output: { content: post.content, isError: post.isError },
-    concludeTurn,
-    contexts: post.additionalContexts ?? [],
+  let final = output
+  if (post !== output) {
+    const checked = checkOutput(post)
+    if (!checked.ok) {
+      return failedCall(
+        AgentLoopErrorCode.LISTENER_FAILED,
+        `${label}: tools/post-execute returned a bad result: ${checked.problem}`,
+      )
+    }
+    final = checked.output
   }
+  let contexts: readonly UserMessage[] = []
+  if (post.additionalContexts !== undefined && post.additionalContexts.length > 0) {
+    try {
+      contexts = post.additionalContexts.map((context) => checkUserMessage('tools/post-execute', context))
+    } catch (thrown) {
+      return failedCall(
+        AgentLoopErrorCode.LISTENER_FAILED,
+        `${label}: tools/post-execute returned a bad additional context: ${describeError(thrown)}`,
+      )
+    }
+  }
+  const result: CallOutcome = { output: final, concludeTurn, contexts }
   return error === undefined ? result : { ...result, error }
+}
+
+/**
+ * Runs the body with a signal of its own: aborted when the turn is cancelled or the timeout fires.
+ * After a cancel the body has `abortGraceMs` to settle before it is abandoned.
+ */
+function runBody(
+  env: ToolCallEnv,
+  position: TurnPosition,
+  call: ToolCallBlock,
+  tool: RegisteredTool,
+  args: unknown,
+  timeoutMs: number,
+): Settled<unknown> | Promise<Settled<unknown>> {
+  const turnSignal = position.signal
+  // The call's own signal is made only if the body reads it: most bodies never do, and an
+  // AbortController per call is measurable on the step path.
+  let controller: AbortController | undefined
+  let timeoutReason: AgentLoopError | undefined
+  const forward = () => controller?.abort(turnSignal.reason)
+  const context: ToolExecuteContext = {
+    get signal() {
+      if (controller === undefined) {
+        controller = new AbortController()
+        if (timeoutReason !== undefined) controller.abort(timeoutReason)
+        else if (turnSignal.aborted) controller.abort(turnSignal.reason)
+        else abortWatchers(turnSignal).add(forward)
+      }
+      return controller.signal
+    },
+    callId: call.id,
+    agent: position.agent,
+  }
+  return runBounded<unknown>(() => tool.definition.execute(args, context), {
+    signal: turnSignal,
+    timeoutMs,
+    graceMs: env.abortGraceMs,
+    onTimeout: () => {
+      timeoutReason = new AgentLoopError(
+        AgentLoopErrorCode.TOOL_TIMEOUT,
+        `${callLabel(call)} timed out after ${timeoutMs} ms`,
+      )
+      controller?.abort(timeoutReason)
+    },
+    onEnd: () => {
+      if (controller !== undefined && !turnSignal.aborted) abortWatchers(turnSignal).delete(forward)
+    },
+  })
+}
+
+/** How many characters of a bad argument string an error result quotes. */
+const QUOTED_ARGUMENTS = 200
+
+/** `text` as a JSON string literal, cut to its first `QUOTED_ARGUMENTS` characters (with its length then). */
+function quotePrefix(text: string): string {
+  if (text.length <= QUOTED_ARGUMENTS) return JSON.stringify(text)
+  return `${JSON.stringify(`${text.slice(0, QUOTED_ARGUMENTS)}…`)} (${text.length} characters)`
+}
+
+function abandoned(env: ToolCallEnv, call: ToolCallBlock, what = ''): CallOutcome {
+  return failedCall(
+    AgentLoopErrorCode.TOOL_CANCELLED,
+    `${what}${callLabel(call)} did not stop within ${env.abortGraceMs} ms of the cancel; its result is abandoned`,
+  )
 }
 
 function isBlocks(value: unknown): value is readonly ContentBlock[] {
@@ -182,10 +292,20 @@ function isBlocks(value: unknown): value is readonly ContentBlock[] {
   )
 }
 
-function normalizeReturn(value: unknown): { output: ToolOutput; concludeTurn: boolean } | undefined {
-  if (typeof value === 'string')
-    return { output: { content: [{ type: 'text', text: value }], isError: false }, concludeTurn: false }
-  if (isBlocks(value)) return { output: { content: value, isError: false }, concludeTurn: false }
+/** A normalized return; `plain` when it is known to pass `checkOutput` unchanged (a well-formed string). */
+interface Normalized {
+  readonly output: ToolOutput
+  readonly concludeTurn: boolean
+  readonly plain: boolean
+}
+
+function normalizeReturn(value: unknown): Normalized | undefined {
+  if (typeof value === 'string') {
+    const text = wellFormed(value)
+    return { output: { content: [{ type: 'text', text }], isError: false }, concludeTurn: false, plain: true }
+  }
+  if (isBlocks(value))
+    return { output: { content: value, isError: false }, concludeTurn: false, plain: false }
   if (value === null || typeof value !== 'object') return undefined
   const { content, isError, concludeTurn } = value as {
     content?: unknown
@@ -197,7 +317,11 @@ function normalizeReturn(value: unknown): { output: ToolOutput; concludeTurn: bo
   if (blocks === undefined) return undefined
   if (isError !== undefined && typeof isError !== 'boolean') return undefined
   if (concludeTurn !== undefined && typeof concludeTurn !== 'boolean') return undefined
-  return { output: { content: blocks, isError: isError === true }, concludeTurn: concludeTurn === true }
+  return {
+    output: { content: blocks, isError: isError === true },
+    concludeTurn: concludeTurn === true,
+    plain: false,
+  }
 }
 
 function isPostResult(value: unknown): value is ToolPostExecuteResult {

@@ -21,6 +21,8 @@ export interface ToolBatchEnv {
   readonly offered: (name: string) => RegisteredTool | undefined
   /** The most parallel-safe calls running at once. */
   readonly maxConcurrency: number
+  readonly toolTimeoutMs: number
+  readonly abortGraceMs: number
 }
 
 /** How a batch ended. */

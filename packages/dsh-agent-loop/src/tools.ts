@@ -45,7 +45,7 @@ export class ToolRegistry extends Service {
    * Schema comes from the library (Standard JSON Schema: zod 4, arktype) or from `jsonSchema`
    * (zod 3, valibot), or a plain JSON Schema object validated with Ajv; the JSON Schema is offered
    * without `$schema`. Throws `AgentLoopError` `DUPLICATE_TOOL` for a taken name and
-   * `INVALID_OPTIONS` for a bad name, mode, description or schema; nothing is registered then.
+   * `INVALID_OPTIONS` for a bad name, mode, description, timeout or schema; nothing is registered then.
    */
   register<S extends ToolParameters>(definition: ToolDefinition<S>): () => void {
     const { name } = definition
@@ -62,6 +62,15 @@ export class ToolRegistry extends Service {
     if (mode !== 'parallel' && mode !== 'exclusive') {
       throw invalid(
         `tools.register: tool "${name}" mode must be 'parallel' or 'exclusive', got ${JSON.stringify(mode)}`,
+      )
+    }
+    const { timeoutMs } = definition
+    if (
+      timeoutMs !== undefined &&
+      (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs <= 0)
+    ) {
+      throw invalid(
+        `tools.register: tool "${name}" timeoutMs must be a number > 0 (Infinity for none), got ${String(timeoutMs)}`,
       )
     }
     if (this.registered.has(name)) {

@@ -17,6 +17,7 @@ import { isAbort, type TurnCancellation, throwIfAborted } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import type { ReactLoopInbox } from './inbox.ts'
+import { checkUserMessage } from './message-check.ts'
 import type { Outbox } from './outbox.ts'
 import { callModel, type ModelCallEnv } from './step.ts'
 import { runToolBatch, type ToolBatchEnv } from './tool-exec.ts'
@@ -165,12 +166,20 @@ function checkedDecision(position: TurnPosition, decision: unknown): PreStepDeci
   if (decision !== null && typeof decision === 'object') {
     const candidate = decision as { kind?: unknown; messages?: unknown }
     if (candidate.kind === 'reject') return { kind: 'reject' }
-    if (
-      candidate.kind === 'enter' &&
-      Array.isArray(candidate.messages) &&
-      candidate.messages.every(isUserMessage)
-    ) {
-      return { kind: 'enter', messages: candidate.messages }
+    if (candidate.kind === 'enter' && Array.isArray(candidate.messages)) {
+      const messages: UserMessage[] = []
+      for (const message of candidate.messages as unknown[]) {
+        try {
+          messages.push(checkUserMessage('agent/pre-step', message))
+        } catch (error) {
+          throw listenerFailed(
+            'agent/pre-step',
+            position.agent,
+            `entered a bad message: ${describeError(error)}`,
+          )
+        }
+      }
+      return { kind: 'enter', messages }
     }
   }
   throw listenerFailed(
@@ -178,10 +187,4 @@ function checkedDecision(position: TurnPosition, decision: unknown): PreStepDeci
     position.agent,
     `returned ${JSON.stringify(decision)}, not a pre-step decision`,
   )
-}
-
-function isUserMessage(value: unknown): value is UserMessage {
-  if (value === null || typeof value !== 'object') return false
-  const candidate = value as { id?: unknown; role?: unknown; content?: unknown }
-  return typeof candidate.id === 'string' && candidate.role === 'user' && Array.isArray(candidate.content)
 }

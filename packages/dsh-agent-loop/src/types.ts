@@ -128,6 +128,18 @@ export type ResumeOptions = Omit<AgentOptions, 'session' | 'sessionId'>
 export interface AgentLoopConfig {
   /** How many parallel-safe tool calls of one step may run at once (an integer >= 1). Default 8. */
   readonly maxToolConcurrency?: number
+  /**
+   * How long a tool body may run, ms, for tools without their own `timeoutMs` (a number > 0;
+   * `Infinity` for no limit). Default 300,000 (five minutes). A body still running then gets the
+   * error result `TOOL_TIMEOUT`, its signal aborts, and whatever it returns later is dropped.
+   */
+  readonly toolTimeoutMs?: number
+  /**
+   * After `cancel()` or `dispose()`, how long a started tool body (and its `tools/post-execute`
+   * listeners) may take to stop, ms (a number >= 0). Default 2,000. A body still running then is
+   * abandoned with the error result `TOOL_CANCELLED`; its late result is dropped, never logged.
+   */
+  readonly abortGraceMs?: number
 }
 
 /** Where a turn stands when an extension point runs. */
@@ -226,7 +238,10 @@ export type ToolMode = 'parallel' | 'exclusive'
 
 /** What a tool body receives besides its arguments. */
 export interface ToolExecuteContext {
-  /** Aborted when the turn is cancelled. */
+  /**
+   * Aborted when the turn is cancelled (the body then has `abortGraceMs` to stop) or when the
+   * call's timeout fires.
+   */
   readonly signal: AbortSignal
   readonly callId: ToolCallBlock['id']
   readonly agent: Agent
@@ -264,8 +279,21 @@ export interface ToolDefinition<S extends ToolParameters = ToolParameters> {
   readonly jsonSchema?: JsonSchema
   /** Default `'parallel'`. */
   readonly mode?: ToolMode
+  /**
+   * How long the body may run, ms (a number > 0, `Infinity` for no limit). Default: the plugin's
+   * `toolTimeoutMs`. Past it the call's result is `TOOL_TIMEOUT` and its signal aborts.
+   */
+  readonly timeoutMs?: number
   /** The body. It runs only with valid arguments; what it throws becomes an error result. */
   execute(args: ToolArgs<S>, context: ToolExecuteContext): ToolReturn | Promise<ToolReturn>
+}
+
+/** Something the loop repaired instead of failing, reported on `agent/warning`. */
+export interface AgentWarning {
+  /** Stable: route on it (`INVALID_USAGE`, ...). */
+  readonly code: string
+  /** Names the turn and step and says what was repaired. */
+  readonly message: string
 }
 
 /** A value or a promise of it. */

@@ -1,6 +1,7 @@
 /** Test harness: a cordis app with the whole stack mounted, a scripted model and log helpers. */
 import { Context } from 'cordis'
 import AgentLoop, { type Agent, type AgentLoopConfig, type AgentOptions, ToolRegistry } from 'dsh-agent-loop'
+import type { InvariantsConfig } from 'dsh-invariants'
 import { installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
 import { type HarnessError, LlmRuntime, type Message, messageText, type UserMessage, userText } from 'dsh-llm'
 import { type ScriptedAdapter, type ScriptStep, scriptedAdapter } from 'dsh-llm/testing'
@@ -31,6 +32,8 @@ export interface Harness {
 export interface HarnessOptions {
   readonly config?: AgentLoopConfig
   readonly storage?: SessionStorage
+  /** Which invariant checks to mount (default: all). */
+  readonly invariants?: InvariantsConfig
 }
 
 /**
@@ -44,7 +47,7 @@ export async function createHarness(
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions, options.storage === undefined ? {} : { storage: options.storage })
-  await mountInvariants(app)
+  await mountInvariants(app, options.invariants ?? {})
   await app.plugin(ToolRegistry)
   await app.plugin(AgentLoop, options.config ?? {})
   const model = scriptedAdapter(script)

@@ -159,4 +159,33 @@ describe('regressions from replayed provider streams', () => {
       },
     ] satisfies StreamChunk[])
   })
+
+  it('usage already reported is kept when the stream then breaks off before its finish', async () => {
+    server.reply(
+      sseReply(
+        sseBody(
+          [
+            chunk({ content: 'Par' }),
+            { id: 'chatcmpl-t', object: 'chat.completion.chunk', choices: [], usage },
+          ],
+          false,
+        ),
+      ),
+    )
+    const chunks = await run(adapter(), prompt())
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'usage', usage: { inputTokens: 12, outputTokens: 5 } },
+      {
+        type: 'finish',
+        reason: {
+          kind: 'error',
+          failure: {
+            code: 'TRANSPORT',
+            message: `${server.baseURL} (model test-model): the stream ended after 2 SSE events with neither a finish_reason nor [DONE]; the answer is incomplete`,
+            requestId: 'req-fixture',
+          },
+        },
+      },
+    ] satisfies StreamChunk[])
+  })
 })

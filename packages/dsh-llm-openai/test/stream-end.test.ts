@@ -11,7 +11,8 @@ import { openAiCompatible } from 'dsh-llm-openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { chunk, prompt, run, sseBody } from './helpers.ts'
-import { type FixtureServer, fixture, type Reply, sseReply, startServer } from './server.ts'
+import { loadProviderFixtures } from './provider-fixtures.ts'
+import { type FixtureServer, type Reply, sseReply, startServer } from './server.ts'
 
 let server: FixtureServer
 beforeAll(async () => {
@@ -209,10 +210,10 @@ describe('through the agent loop', () => {
     app.on('agent/error', (_agent, error) => {
       errors.push(`${error.name}:${error.code}`)
     })
-    const empty = fixture('../fixtures/providers/llamacpp/empty-response.http')
-    const body = empty.subarray(empty.indexOf('\n---\n') + 5)
-    server.reply(sseReply(body))
-    server.reply(sseReply(body))
+    const empty = loadProviderFixtures().find((each) => each.name === 'llamacpp/empty-response.http')
+    if (empty === undefined) throw new Error('the llamacpp/empty-response.http fixture is missing')
+    server.reply(sseReply(empty.body))
+    server.reply(sseReply(empty.body))
     const sent = server.requests.length
     agent.send(userText('say something'))
     await agent.whenIdle()

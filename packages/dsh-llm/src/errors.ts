@@ -14,6 +14,8 @@ export const LlmErrorCode = {
   ADAPTER_THREW: 'ADAPTER_THREW',
   SCRIPT_EXHAUSTED: 'SCRIPT_EXHAUSTED',
   INVALID_OPTIONS: 'INVALID_OPTIONS',
+  /** An `llm/stream` listener (middleware) threw; the error names its plugin. */
+  STREAM_LISTENER_FAILED: 'STREAM_LISTENER_FAILED',
   /** The account is out of quota or credit (e.g. a 429 `insufficient_quota`, a 402): waiting does not help. */
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
   /** The provider does not know the requested model. */

@@ -37,6 +37,14 @@ export { type LoopRequestMark, loopRequestMark, markLoopRequest } from './reques
 export { type RetryOptions, type RetryPolicy, resolveRetryPolicy } from './retry.ts'
 export { LlmRuntime, LlmRuntime as default } from './runtime.ts'
 export type { StreamChunk, StreamChunkType, Usage } from './stream.ts'
+export { StreamListenerError, streamListenerOf } from './stream-listeners.ts'
+export {
+  isHighSurrogate,
+  isWellFormed,
+  REPLACEMENT_CHARACTER,
+  wellFormed,
+  wellFormedJson,
+} from './unicode.ts'
 export { untraced } from './untraced.ts'
 export type {
   ContentBlock,

@@ -1,9 +1,9 @@
 /** `ctx.llm`: the adapter registry and the `llm/stream` waterfall around every model call. */
 import { type Context, Service } from 'cordis'
 import { HarnessError, LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
-import { type EventBus, eventBus } from './event-bus.ts'
 import type { LlmAdapter, LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
+import { blamedWaterfall, type StreamHook } from './stream-listeners.ts'
 
 declare module 'cordis' {
   interface Context {
@@ -25,11 +25,12 @@ declare module 'cordis' {
  */
 export class LlmRuntime extends Service {
   private readonly adapters = new Map<string, LlmAdapter>()
-  private readonly bus: EventBus
+  private readonly hooks: Readonly<Record<string, readonly StreamHook[] | undefined>>
 
   constructor(ctx: Context) {
     super(ctx, 'llm')
-    this.bus = eventBus(ctx)
+    // Resolved once: cordis keeps each event's listeners (with their fibers) in `_hooks`.
+    this.hooks = (ctx.events as unknown as { _hooks: LlmRuntime['hooks'] })._hooks
   }
 
   /**
@@ -91,13 +92,16 @@ export class LlmRuntime extends Service {
    *   `{kind: 'error'}` carrying the thrown `LlmError`'s failure or code `ADAPTER_THREW`.
    *
    * Errors thrown by `llm/stream` listeners themselves are NOT contained: they propagate to the
-   * caller, synchronously from this call or from the iteration. A checker wrapping the stream must
-   * be able to fail loudly.
+   * caller, synchronously from this call or from the iteration, so a checker wrapping the stream
+   * can fail loudly. They are blamed on the listener's plugin: a `HarnessError` propagates as it is
+   * (`streamListenerOf(error)` names the plugin), anything else as a `StreamListenerError`
+   * (`STREAM_LISTENER_FAILED`) naming it.
    */
   stream(request: LlmRequest): AsyncIterable<StreamChunk> {
-    return this.bus.waterfall('llm/stream', request, () =>
-      guardedStream(this.adapters.get(request.provider), request),
-    )
+    const inner = () => guardedStream(this.adapters.get(request.provider), request)
+    const hooks = this.hooks['llm/stream']
+    if (hooks === undefined || hooks.length === 0) return inner()
+    return blamedWaterfall(hooks.slice(), request, inner)
   }
 }
 

@@ -19,8 +19,9 @@ export interface SessionSpanOptions {
 /**
  * Follows one session's events: `turn/start` opens an `invoke_agent` span (child of the context active
  * at that moment), `step/start` a `step N` span under it, `tool/call` an `execute_tool` span under the
- * step; `tool/result`, `step/end` and `turn/end` close them. Spans still open at `turn/end` (a crashed
- * step) are ended with it.
+ * step; `tool/result`, `step/end` and `turn/end` close them. A `request/retry` becomes a
+ * `dsh.request.retry` span event on the step. Spans still open at `turn/end` (a crashed step) are
+ * ended with it.
  */
 export class SessionSpans {
   private turn: (Open & { readonly number: number }) | undefined
@@ -82,6 +83,16 @@ export class SessionSpans {
       case 'tool/result':
         this.toolResult(event.seq, data)
         return
+      case 'request/retry': {
+        const failure = data.failure as { code: string }
+        this.step?.span.addEvent('dsh.request.retry', {
+          [Dsh.SEQ]: event.seq,
+          'dsh.retry.attempt': data.attempt as number,
+          'dsh.retry.delay_ms': data.delayMs as number,
+          [GenAi.ERROR_TYPE]: failure.code,
+        })
+        return
+      }
       case 'step/end':
         this.step?.span.setAttribute(Dsh.END_SEQ, event.seq)
         this.step?.span.end()

@@ -144,6 +144,18 @@ it('emits the span tree of a turn with a retry, parallel tools and a tool failur
   ])
 })
 
+it('records the retry as an event on its step span', async () => {
+  const { agent, exporter } = await runThreeTurns()
+  const [retrySeq] = seqsOf(agent.session.events, 'request/retry')
+  const step = exporter.getFinishedSpans().find((s) => s.name === 'step 1' && s.attributes['dsh.turn'] === 1)
+  expect(step?.events.map((e) => [e.name, e.attributes])).toEqual([
+    [
+      'dsh.request.retry',
+      { 'dsh.seq': retrySeq, 'dsh.retry.attempt': 1, 'dsh.retry.delay_ms': 1, 'error.type': 'RATE_LIMIT' },
+    ],
+  ])
+})
+
 it('every seq on a span names the log event that opened or closed it', async () => {
   const { agent, exporter } = await runThreeTurns()
   const events = agent.session.events

@@ -9,16 +9,15 @@ import { leaseLost } from './errors.ts'
 
 /**
  * `$1` session id, `$2` fencing token, `$3` expected first seq, `$4` event types, `$5` event bodies.
- * The lease row is locked `FOR SHARE` so a takeover (which updates it) waits for this statement's
- * transaction, and this statement, if it waited on a takeover, re-checks the token on the new row.
- * The head `UPDATE` locks the session row: two appends at the same seq cannot both pass.
+ * The head `UPDATE` checks the token and the seq on the session row and locks it: two appends at one
+ * seq cannot both pass, and a takeover (which writes `fence_token` on the same row) waits for this
+ * statement's transaction — or, if it came first, this statement re-checks the token on the new row
+ * version and inserts nothing.
  */
 export const APPEND_SQL = `
-WITH fence AS (
-  SELECT session_id FROM dsh_leases WHERE session_id = $1 AND token = $2 FOR SHARE
-), head AS (
+WITH head AS (
   UPDATE dsh_sessions SET next_seq = next_seq + cardinality($4::text[])
-  WHERE id = $1 AND next_seq = $3 AND EXISTS (SELECT 1 FROM fence)
+  WHERE id = $1 AND fence_token = $2 AND next_seq = $3
   RETURNING id
 )
 INSERT INTO dsh_events (session_id, seq, type, body)
@@ -27,14 +26,15 @@ FROM head, unnest($4::text[], $5::json[]) WITH ORDINALITY AS e(type, body, n)`
 
 /** Why an append inserted nothing: the current token and next seq, read after the fact. */
 const DIAGNOSE_SQL = `
-SELECT s.next_seq::text AS next_seq, l.token::text AS token, l.owner
+SELECT s.next_seq::text AS next_seq, s.fence_token::text AS token, l.owner
 FROM dsh_sessions s LEFT JOIN dsh_leases l ON l.session_id = s.id WHERE s.id = $1`
 
 /**
  * Appends `events` (seqs `expectedSeq`...) to `sessionId` if `token` is still the session's fencing
  * token and `expectedSeq` its next seq — all in one statement on `db`. Throws
  * `SessionError` `LEASE_LOST` for a stale token, `SessionError` `SEQ_MISMATCH` for another next seq or a batch that is
- * not contiguous, `NOT_FOUND` for an unknown session. Nothing is written when it throws.
+ * not contiguous, `NOT_FOUND` for an unknown session. Nothing is written when it throws. `encoded`
+ * may carry each event's JSON already serialized (by the caller's size check).
  */
 export async function appendFenced(
   db: pg.Pool | pg.PoolClient,
@@ -42,6 +42,7 @@ export async function appendFenced(
   token: string,
   events: readonly SessionEvent[],
   expectedSeq: number,
+  encoded?: readonly string[],
 ): Promise<void> {
   const types: string[] = new Array(events.length)
   const bodies: string[] = new Array(events.length)
@@ -55,7 +56,7 @@ export async function appendFenced(
       )
     }
     types[i] = event.type
-    bodies[i] = JSON.stringify(event)
+    bodies[i] = encoded?.[i] ?? JSON.stringify(event)
   }
   const result = await db.query(APPEND_SQL, [sessionId, token, expectedSeq, types, bodies])
   if (result.rowCount === events.length && events.length > 0) return

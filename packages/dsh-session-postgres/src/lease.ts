@@ -7,10 +7,20 @@ import type { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from 'dsh-session'
 import type pg from 'pg'
 
+/**
+ * The takeover raises the lease's token and copies it onto the session row in one statement: an
+ * append in flight holds that row's lock, so the takeover waits for it, and an append that waited
+ * re-checks `fence_token` on the new row version and inserts nothing.
+ */
 const TAKE_SQL = `
-UPDATE dsh_leases SET owner = $2, token = token + 1, wants_host = false, expires_at = now() + $3 * interval '1 millisecond'
-WHERE session_id = $1 AND (owner IS NULL OR expires_at <= now())
-RETURNING token::text AS token`
+WITH taken AS (
+  UPDATE dsh_leases SET owner = $2, token = token + 1, wants_host = false,
+    expires_at = now() + $3 * interval '1 millisecond'
+  WHERE session_id = $1 AND (owner IS NULL OR expires_at <= now())
+  RETURNING session_id, token
+)
+UPDATE dsh_sessions AS s SET fence_token = taken.token FROM taken WHERE s.id = taken.session_id
+RETURNING s.fence_token::text AS token`
 
 const HOLDER_SQL = `
 SELECT l.owner, l.expires_at::text AS expires_at

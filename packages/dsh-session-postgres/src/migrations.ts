@@ -15,7 +15,10 @@ CREATE TABLE dsh_sessions (
   created_at         bigint  NOT NULL,
   parent_id          text,
   parent_seed_length integer,
-  next_seq           bigint  NOT NULL DEFAULT 0
+  next_seq           bigint  NOT NULL DEFAULT 0,
+  -- A copy of dsh_leases.token, written in the same statement as every takeover: the append checks
+  -- it on the row it updates anyway, so fencing costs no extra lock.
+  fence_token        bigint  NOT NULL DEFAULT 0
 );
 CREATE INDEX dsh_sessions_by_created ON dsh_sessions (created_at, id);
 

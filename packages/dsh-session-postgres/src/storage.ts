@@ -214,8 +214,8 @@ export class PostgresStorage implements SessionStorage {
     }
     const created = await this.pool.query<{ token: string }>(
       `WITH s AS (
-         INSERT INTO dsh_sessions (id, format_version, created_at, parent_id, parent_seed_length)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING RETURNING id
+         INSERT INTO dsh_sessions (id, format_version, created_at, parent_id, parent_seed_length, fence_token)
+         VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (id) DO NOTHING RETURNING id
        )
        INSERT INTO dsh_leases (session_id, owner, token, expires_at)
        SELECT id, $6, 1, now() + $7 * interval '1 millisecond' FROM s RETURNING token::text AS token`,
@@ -307,15 +307,15 @@ export class PostgresStorage implements SessionStorage {
     expectedSeq: number,
   ): Promise<void> {
     if (held.deposed !== undefined) throw held.deposed
-    this.checkSizes(sessionId, events)
+    const encoded = this.encode(sessionId, events)
     const deliveries = held.awaited.size === 0 ? [] : deliveriesIn(events, held.awaited)
     try {
       if (deliveries.length === 0) {
-        await appendFenced(this.pool, sessionId, held.token, events, expectedSeq)
+        await appendFenced(this.pool, sessionId, held.token, events, expectedSeq, encoded)
         return
       }
       await this.inTransaction(async (client) => {
-        await appendFenced(client, sessionId, held.token, events, expectedSeq)
+        await appendFenced(client, sessionId, held.token, events, expectedSeq, encoded)
         await markDelivered(client, sessionId, deliveries)
       })
     } catch (error) {
@@ -326,9 +326,16 @@ export class PostgresStorage implements SessionStorage {
     for (const listener of this.deliveredListeners) contained(() => listener(sessionId, deliveries))
   }
 
-  private checkSizes(sessionId: SessionId, events: readonly SessionEvent[]): void {
-    for (const event of events) {
-      const bytes = Buffer.byteLength(JSON.stringify(event), 'utf8')
+  /** Each event's JSON; throws `EVENT_TOO_LARGE` for one over `maxEventBytes`. */
+  private encode(sessionId: SessionId, events: readonly SessionEvent[]): string[] {
+    const encoded: string[] = new Array(events.length)
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent
+      const json = JSON.stringify(event)
+      encoded[i] = json
+      // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the limit could be reached.
+      if (json.length * 3 <= this.maxEventBytes) continue
+      const bytes = Buffer.byteLength(json, 'utf8')
       if (bytes <= this.maxEventBytes) continue
       throw new SessionError(
         SessionErrorCode.EVENT_TOO_LARGE,
@@ -336,6 +343,7 @@ export class PostgresStorage implements SessionStorage {
         { sessionId, eventType: event.type, seq: event.seq },
       )
     }
+    return encoded
   }
 
   /** Loads the whole session, page by page. `report.repairedEvents` is 0 (the store adds closers). */

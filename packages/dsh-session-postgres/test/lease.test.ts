@@ -124,7 +124,7 @@ describe('leases', () => {
       await a.close()
       await b.close()
     }
-  })
+  }, 20_000)
 })
 
 describe('a deposed host over Sessions', () => {

@@ -184,4 +184,36 @@ describe('sends across hosts', () => {
     )
     expect(slowEvents.filter((e) => e.type === 'lost').map((e) => e.sessionId)).toEqual(['x5'])
   }, 20_000)
+
+  it('drains: cancels a running turn, keeps the queued work claimable, and another host runs it', async () => {
+    const mailbox = new Mailbox(db.pool)
+    const id = sessionId('x6')
+    await mailbox.createSession(id)
+    const slow = await startHost({ url: db.url, owner: 'host-draining', modelDelayMs: 3000 })
+    await mailbox.send(id, userText('task:x6:1'))
+    await until('host-draining to run x6', async () =>
+      slow.fleet.sessions().includes(id) ? true : undefined,
+    )
+    const queued = await mailbox.send(id, userText('task:x6b:1'))
+    await until('the queued task to be logged', async () =>
+      delivered(await stored(slow.storage, 'x6')).includes(`send ${queued.messageId}`) ? true : undefined,
+    )
+    await slow.fleet.drain(50)
+    await slow.storage.close()
+    const lease = await db.pool.query('SELECT owner, wants_host FROM dsh_leases WHERE session_id = $1', [
+      'x6',
+    ])
+    expect(lease.rows).toEqual([{ owner: null, wants_host: true }])
+    const b = await host('host-after-drain')
+    const log = await until('the queued task to run on host-after-drain', async () => {
+      const all = await stored(b.storage, 'x6')
+      return finished(all) &&
+        all.some((e) => e.type === 'assistant/message' && JSON.stringify(e.data).includes('done x6b'))
+        ? all
+        : undefined
+    })
+    const ends = log.filter((event) => event.type === 'turn/end').map((event) => event.data.reason)
+    expect(ends[0]).toEqual({ kind: 'aborted', cause: 'host draining' })
+    expect(ends[ends.length - 1]).toEqual({ kind: 'completed' })
+  }, 20_000)
 })

@@ -75,10 +75,14 @@ it('opens a request of the demo session and follows a message to the event it ca
     expect(detail.data.message.content).toEqual(sent)
     expect(page.url()).toContain(`request=1`)
     await page.getByTestId('filter-inbox').click()
-    const types = await page.locator('[data-testid="event-list"] .event .type').allTextContents()
-    expect(types.length).toBeGreaterThan(0)
-    expect(new Set(types)).toEqual(new Set(['agent/inbox/spliced']))
+    // Inbox activity: sends and claims, and the user messages that came in around the inbox (injected).
+    const rows = await page.locator('[data-testid="event-list"] .event').allTextContents()
+    expect(rows.length).toBeGreaterThan(0)
+    for (const row of rows) expect(row).toMatch(/agent\/inbox\/spliced|user\/message\[injected\]/)
+    expect(rows.some((row) => row.includes('agent/inbox/spliced'))).toBe(true)
     await page.getByTestId('filter-all').click()
+    await page.getByTestId('previous-request').click()
+    await expect.poll(() => panel.locator('h2').textContent()).toContain('Request #0 · turn 1 step 1')
     await page.screenshot({ path: join(ARTIFACTS, 'viewer-demo.png') })
     await page.close()
   } finally {

@@ -1,4 +1,4 @@
-export { inboxEvents, repairClosers, violations } from './data/annotations.ts'
+export { inboxEvents, injectedMessages, repairClosers, violations } from './data/annotations.ts'
 export { buildViewData } from './data/build.ts'
 export { requestMessages, requestSources, resolveMessage } from './data/messages.ts'
 export { diffRequests } from './data/request-diff.ts'

@@ -1,4 +1,8 @@
-import { interruptedTurnClosers, type SessionEvent } from 'dsh-session'
+import { Context } from 'cordis'
+import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
+import { LlmRuntime, userText } from 'dsh-llm'
+import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
+import { interruptedTurnClosers, type SessionEvent, Sessions } from 'dsh-session'
 import { buildViewData } from 'dsh-viewer'
 import { beforeAll, expect, it } from 'vitest'
 import { recordSession } from './session.ts'
@@ -39,4 +43,26 @@ it('marks the repair closers of an interrupted turn', () => {
     'TOOL_OUTCOME_UNKNOWN',
     'TOOL_OUTCOME_UNKNOWN',
   ])
+})
+
+it('tells inbox-borne user messages from injected ones', async () => {
+  const app = new Context()
+  await app.plugin(LlmRuntime)
+  await app.plugin(Sessions)
+  await app.plugin(ToolRegistry)
+  await app.plugin(AgentLoop)
+  app.llm.registerAdapter('test', scriptedAdapter([textResponse('ok')]))
+  const agent = await app.agentLoop.create({ provider: 'test', model: 'm' })
+  agent.inject(userText('The user opened main.ts.', { kind: 'plugin', plugin: 'editor' }))
+  agent.send(userText('hi'))
+  await agent.whenIdle()
+  const log = agent.session.events
+  await agent.dispose()
+  const data = buildViewData({ file: 'x.jsonl', events: log })
+  const userMessages = log.flatMap((e, i) => (e.type === 'user/message' ? [i] : []))
+  expect(
+    userMessages.map((i) => (log[i]?.data as unknown as { content: [{ text: string }] }).content[0].text),
+  ).toEqual(['The user opened main.ts.', 'hi'])
+  expect(data.injected).toEqual([userMessages[0]])
+  expect(data.inbox.map((i) => log[i]?.type)).toEqual(['agent/inbox/spliced', 'agent/inbox/spliced'])
 })

@@ -1,6 +1,11 @@
+import { Context } from 'cordis'
+import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
 import { reconstructRequests } from 'dsh-invariants'
+import { type LlmRequest, LlmRuntime, SessionId, userText } from 'dsh-llm'
+import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
 import type { SessionEvent } from 'dsh-session'
-import { buildViewData, requestMessages } from 'dsh-viewer'
+import { Sessions } from 'dsh-session'
+import { buildViewData, diffRequests, requestMessages } from 'dsh-viewer'
 import { beforeAll, expect, it } from 'vitest'
 import { recordSession } from './session.ts'
 
@@ -109,4 +114,65 @@ it('lays turns and steps out with request numbers, tool calls and summed usage',
   expect(data.violations).toEqual([])
   expect(data.inbox.map((i) => events[i]?.type)).toEqual(Array(data.inbox.length).fill('agent/inbox/spliced'))
   expect(data.inbox.length).toBe(4)
+})
+
+it('a message that differs only in its id is kept; a changed earlier message is a cache break', () => {
+  const base = { provider: 'p', model: 'm', system: 's' }
+  const hello = {
+    id: 'm1',
+    role: 'user',
+    content: [{ type: 'text', text: 'hello' }],
+    source: { kind: 'user' },
+  }
+  const previous = { ...base, messages: [hello] } as unknown as LlmRequest
+  const renamed = { ...base, messages: [{ ...hello, id: 'm2' }, hello] } as unknown as LlmRequest
+  expect(diffRequests(previous, renamed, 0)).toMatchObject({
+    kept: 1,
+    removed: 0,
+    added: 1,
+    cacheBreak: false,
+  })
+  const edited = {
+    ...base,
+    messages: [{ ...hello, content: [{ type: 'text', text: 'hello!' }] }],
+  } as unknown as LlmRequest
+  expect(diffRequests(previous, edited, 0)).toMatchObject({ kept: 0, removed: 1, added: 1, cacheBreak: true })
+})
+
+it('after a resume the recomposed prefix (fresh ids) keeps the cache, and each message still resolves to what was sent', async () => {
+  const app = new Context()
+  await app.plugin(LlmRuntime)
+  await app.plugin(Sessions)
+  await app.plugin(ToolRegistry)
+  await app.plugin(AgentLoop)
+  app.llm.registerAdapter('test', scriptedAdapter([textResponse('one'), textResponse('two')]))
+  app.on('agent/session-prefix', async (_input, next) => [
+    userText('House rules.', { kind: 'plugin', plugin: 'rules' }),
+    ...(await next()),
+  ])
+  const first = await app.agentLoop.create({ provider: 'test', model: 'm', sessionId: SessionId('resumed') })
+  first.send(userText('a'))
+  await first.whenIdle()
+  await first.dispose()
+  const second = await app.agentLoop.resume(SessionId('resumed'), { provider: 'test', model: 'm' })
+  second.send(userText('b'))
+  await second.whenIdle()
+  const log = second.session.events
+  await second.dispose()
+
+  const data = buildViewData({ file: 'resumed.jsonl', events: log })
+  const rebuilt = reconstructRequests(log)
+  expect(data.requests[1]?.diff).toMatchObject({ kept: 2, removed: 0, added: 2, cacheBreak: false })
+  expect(data.requests[1]?.shared).toBe(0)
+  for (const request of data.requests) {
+    expect(requestMessages(log, data.requests, request.number).map((m) => m.message)).toEqual(
+      rebuilt[request.number]?.messages,
+    )
+  }
+  const headers = log.flatMap((e, i) => (e.type === 'request/header' ? [i] : []))
+  expect(requestMessages(log, data.requests, 1)[0]?.source).toEqual({
+    kind: 'event',
+    index: headers[1],
+    prefixIndex: 0,
+  })
 })

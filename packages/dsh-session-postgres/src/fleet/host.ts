@@ -211,13 +211,11 @@ export class FleetHost {
     if (nextTurn.length === 0 && nextStep.length === 0) return
     agent.inbox.clear()
     // The last next-step message wakes only when no next-turn message will.
-    nextStep.forEach((message, i) =>
-      agent.send(message, {
-        target: 'next-step',
-        wakeup: nextTurn.length === 0 && i === nextStep.length - 1,
-      }),
-    )
-    nextTurn.forEach((message, i) => agent.send(message, { target: 'next-turn', wakeup: i === 0 }))
+    for (const [i, message] of nextStep.entries()) {
+      agent.send(message, { target: 'next-step', wakeup: nextTurn.length === 0 && i === nextStep.length - 1 })
+    }
+    for (const [i, message] of nextTurn.entries())
+      agent.send(message, { target: 'next-turn', wakeup: i === 0 })
   }
 
   /** Delivers pending mailbox messages to the running session (serialised per session). */

@@ -79,7 +79,12 @@ export function App({ data }: { data: ViewData }) {
           {selection.request === undefined ? (
             <div class="empty">pick a request in the timeline</div>
           ) : (
-            <RequestPanel data={data} number={selection.request} onEvent={showEvent} />
+            <RequestPanel
+              data={data}
+              number={selection.request}
+              onEvent={showEvent}
+              onRequest={openRequest}
+            />
           )}
         </section>
         <section class="event-panel">

@@ -20,7 +20,7 @@ function indicesFor(data: ViewData, filter: Filter): readonly number[] | undefin
     case 'all':
       return undefined
     case 'inbox':
-      return data.inbox
+      return [...data.inbox, ...data.injected].sort((a, b) => a - b)
     case 'repairs':
       return data.repairs
     case 'violations':
@@ -47,7 +47,12 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
       if (v.index === undefined) continue
       violationsAt.set(v.index, [...(violationsAt.get(v.index) ?? []), v])
     }
-    return { violationsAt, repairs: new Set(data.repairs), inbox: new Set(data.inbox) }
+    return {
+      violationsAt,
+      repairs: new Set(data.repairs),
+      inbox: new Set(data.inbox),
+      injected: new Set(data.injected),
+    }
   }, [data])
   const t0 = data.events[0]?.time ?? 0
   const row = (position: number) => {
@@ -59,6 +64,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
       marks.violationsAt.has(i) ? 'violation' : '',
       marks.repairs.has(i) ? 'repair' : '',
       marks.inbox.has(i) ? 'inbox' : '',
+      marks.injected.has(i) ? 'injected' : '',
       selected === i ? 'selected' : '',
     ].join(' ')
     return (
@@ -68,6 +74,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
         <span class="type">{event.type}</span>
         <span class="summary">
           {marks.repairs.has(i) ? '[repair] ' : ''}
+          {marks.injected.has(i) ? '[injected] ' : ''}
           {marks.violationsAt.has(i) ? '⚠ ' : ''}
           {eventSummary(event)}
         </span>

@@ -72,6 +72,8 @@ export function eventSummary(event: SessionEvent): string {
       const block = (d.message as { content: [{ toolCallId: string; content: unknown }] }).content[0]
       return `${block.toolCallId}: ${clip(blocksText(block.content), 60)}`
     }
+    case 'request/retry':
+      return `attempt ${d.attempt} failed (${(d.failure as { code: string }).code}), again in ${d.delayMs} ms`
     case 'request/header':
       return `${d.reason}`
     case 'agent/inbox/spliced': {

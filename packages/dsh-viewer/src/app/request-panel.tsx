@@ -8,7 +8,7 @@ import { usageText } from './format.ts'
 
 const SHOWN_KEPT = 3
 
-function DiffBox({ request }: { request: RequestView }) {
+function DiffBox({ request, onRequest }: { request: RequestView; onRequest: (number: number) => void }) {
   const d = request.diff
   if (d.previous === undefined) return <div class="diff">first request: {d.added} messages</div>
   const reasons = [
@@ -20,7 +20,16 @@ function DiffBox({ request }: { request: RequestView }) {
   ]
   return (
     <div class={`diff ${d.cacheBreak ? 'break' : ''}`} data-testid="diff">
-      since request #{d.previous}: kept {d.kept}, added {d.added}
+      since{' '}
+      <button
+        type="button"
+        class="link"
+        data-testid="previous-request"
+        onClick={() => onRequest(d.previous ?? 0)}
+      >
+        request #{d.previous}
+      </button>
+      : kept {d.kept}, added {d.added}
       {d.configChanged.length > 0 ? `, config changed: ${d.configChanged.join(', ')}` : ''}
       {d.cacheBreak ? <strong> · prefix-cache break: {reasons.join('; ')}</strong> : ' · prefix kept'}
     </div>
@@ -75,10 +84,11 @@ export interface RequestPanelProps {
   readonly data: ViewData
   readonly number: number
   readonly onEvent: (index: number) => void
+  readonly onRequest: (number: number) => void
 }
 
 /** One request: call config, system prompt, tools, diff since the previous request, every message. */
-export function RequestPanel({ data, number, onEvent }: RequestPanelProps) {
+export function RequestPanel({ data, number, onEvent, onRequest }: RequestPanelProps) {
   const request = data.requests[number]
   const [showKept, setShowKept] = useState(false)
   const messages = useMemo(() => requestMessages(data.events, data.requests, number), [data, number])
@@ -98,7 +108,7 @@ export function RequestPanel({ data, number, onEvent }: RequestPanelProps) {
         Request #{number} · turn {request.turn} step {request.step} · {header.config.provider}/
         {header.config.model}
       </h2>
-      <DiffBox request={request} />
+      <DiffBox request={request} onRequest={onRequest} />
       <div class="meta">
         finish {request.finish ?? '—'} · {usageText(request.usage)} ·{' '}
         <button type="button" class="link" onClick={() => onEvent(request.header)}>

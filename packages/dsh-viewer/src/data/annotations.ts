@@ -50,3 +50,21 @@ export function inboxEvents(events: readonly SessionEvent[]): number[] {
   })
   return out
 }
+
+/**
+ * Indices of `user/message` events that did not come through the inbox: `inject()`, contexts from tool
+ * post-processing, messages a pre-step listener added. A message is inbox-borne when its id was
+ * inserted by an earlier `agent/inbox/spliced`.
+ */
+export function injectedMessages(events: readonly SessionEvent[]): number[] {
+  const queued = new Set<string>()
+  const out: number[] = []
+  events.forEach((event, index) => {
+    if (event.type === 'agent/inbox/spliced') {
+      for (const message of (event.data as { inserted?: readonly { id: string }[] }).inserted ?? [])
+        queued.add(message.id)
+    } else if (event.type === 'user/message' && !queued.has((event.data as { id: string }).id))
+      out.push(index)
+  })
+  return out
+}

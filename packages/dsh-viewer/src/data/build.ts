@@ -1,6 +1,6 @@
 /** Builds the page's view model from a session log. */
 import type { SessionEvent } from 'dsh-session'
-import { inboxEvents, repairClosers, violations } from './annotations.ts'
+import { inboxEvents, injectedMessages, repairClosers, violations } from './annotations.ts'
 import { requestViews } from './requests.ts'
 import { timeline } from './timeline.ts'
 import type { RequestView, ViewData } from './types.ts'
@@ -31,6 +31,7 @@ export function buildViewData(input: {
     violations: violations(events),
     repairs: repairClosers(events),
     inbox: inboxEvents(events),
+    injected: injectedMessages(events),
     ...(reconstructionError === undefined ? {} : { reconstructionError }),
   }
 }

@@ -33,13 +33,13 @@ export function requestSources(requests: readonly RequestView[], number: number)
     const request: RequestView | undefined = requests[n]
     if (request === undefined) break
     chain.push(request)
-    needed = Math.min(needed, request.diff.kept)
+    needed = Math.min(needed, request.shared)
     n = request.diff.previous
   }
   const out: MessageSource[] = []
   for (let i = chain.length - 1; i >= 0; i--) {
     const request = chain[i] as RequestView
-    out.length = request.diff.kept
+    out.length = request.shared
     out.push(...request.sources)
   }
   return out

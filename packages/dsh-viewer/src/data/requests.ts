@@ -62,6 +62,10 @@ function sourceOf(
   return JSON.stringify(carried) === JSON.stringify(message) ? source : { kind: 'inline', message }
 }
 
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b)
+}
+
 function outcome(events: readonly SessionEvent[], call: ModelCall): { finish?: string; usage?: Usage } {
   let finish: string | undefined
   let usage: Usage | undefined
@@ -99,9 +103,11 @@ export function requestViews(events: readonly SessionEvent[]): RequestView[] {
       0
     const diff = diffRequests(previous, request, views.length === 0 ? undefined : views.length - 1)
     const header = { index: headerIndex, prefixLength }
+    let shared = 0
+    while (shared < diff.kept && sameJson(previous?.messages[shared], request.messages[shared])) shared++
     const sources = request.messages
-      .slice(diff.kept)
-      .map((message, i) => sourceOf(events, message, diff.kept + i, header, where))
+      .slice(shared)
+      .map((message, i) => sourceOf(events, message, shared + i, header, where))
     const first = call.chunks[0] ?? call.start
     const last = call.chunks[call.chunks.length - 1] ?? call.start
     views.push({
@@ -110,6 +116,7 @@ export function requestViews(events: readonly SessionEvent[]): RequestView[] {
       step: call.step,
       start: call.start,
       header: headerIndex,
+      shared,
       sources,
       messageCount: request.messages.length,
       diff,

@@ -22,7 +22,7 @@ export type MessageSource =
 export interface RequestDiff {
   /** The previous request's number, or `undefined` for the first request. */
   readonly previous?: number
-  /** Leading messages equal (by JSON) in both: the part a prefix cache can reuse. */
+  /** Leading messages equal (by JSON, ids aside) in both: the part a prefix cache can reuse. */
   readonly kept: number
   /** Messages of the previous request past `kept` (changed or dropped): a prefix-cache break when > 0. */
   readonly removed: number
@@ -38,7 +38,7 @@ export interface RequestDiff {
 
 /**
  * One model request as the log implies it. To keep the page linear in the log's size, a request
- * stores only the sources of the messages past `diff.kept` (the rest are the previous request's);
+ * stores only the sources of the messages past `shared` (the rest are the previous request's);
  * `requestMessages` resolves the whole list. Config, system prompt and tools are the `header`
  * event's.
  */
@@ -51,7 +51,12 @@ export interface RequestView {
   readonly start: number
   /** Index of the `request/header` it was composed under. */
   readonly header: number
-  /** Sources of `messages[diff.kept ...]`. */
+  /**
+   * How many leading messages are the previous request's very messages (ids included), whose
+   * sources it shares; at most `diff.kept`.
+   */
+  readonly shared: number
+  /** Sources of `messages[shared ...]`. */
   readonly sources: readonly MessageSource[]
   readonly messageCount: number
   readonly diff: RequestDiff
@@ -107,7 +112,7 @@ export interface TurnView {
 }
 
 /** What an event is marked with in the event list. */
-export type EventMark = 'violation' | 'repair' | 'inbox'
+export type EventMark = 'violation' | 'repair' | 'inbox' | 'injected'
 
 /** An invariant violation placed at its event (`index`), or about the whole log. */
 export interface ViolationView {
@@ -128,6 +133,8 @@ export interface ViewData {
   readonly repairs: readonly number[]
   /** Indices of inbox events (`agent/inbox/spliced`: sends, claims, removals). */
   readonly inbox: readonly number[]
+  /** Indices of `user/message` events that did not come through the inbox (injections, contexts). */
+  readonly injected: readonly number[]
   /** Set when the requests could not be reconstructed (the log is too broken); the rest still shows. */
   readonly reconstructionError?: string
 }

@@ -38,7 +38,7 @@ pre { margin: 0; padding: 6px 8px; white-space: pre-wrap; word-break: break-word
 .event .seq, .event .time, .event .type { flex-shrink: 0; }
 .event .seq { width: 48px; text-align: right; color: #78909c; } .event .time { width: 72px; color: #90a4ae; }
 .event .type { width: 150px; overflow: hidden; text-overflow: ellipsis; color: #37474f; } .event .summary { overflow: hidden; text-overflow: ellipsis; }
-.event.inbox .type { color: #6a1b9a; } .event.repair { background: #fff8e1; }
+.event.inbox .type, .event.injected .type { color: #6a1b9a; } .event.repair { background: #fff8e1; }
 .event.violation { background: #ffebee; color: #b71c1c; font-weight: 600; }
 .event.selected { outline: 2px solid #1565c0; outline-offset: -2px; }
 .detail { flex: 2; overflow-y: auto; border-top: 1px solid #d5dae1; background: #fff; }
