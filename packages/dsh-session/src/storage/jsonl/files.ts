@@ -12,8 +12,11 @@ import { errorCode } from './lock.ts'
  * (`nodeAppendIo`) is what production uses.
  */
 export interface AppendIo {
-  /** Writes `data` at the end of the append-mode `handle`; resolves with the bytes written. */
-  write(handle: FileHandle, data: Uint8Array): Promise<number>
+  /**
+   * Writes `data` at the end of the append-mode `handle`; returns (or resolves with) the bytes
+   * written. A synchronous result saves the append path a promise hop.
+   */
+  write(handle: FileHandle, data: Uint8Array): number | Promise<number>
   /** Makes everything written to `handle` durable (fdatasync). */
   sync(handle: FileHandle): Promise<void>
 }
@@ -25,7 +28,7 @@ export interface AppendIo {
  * the fdatasync is what waits for the disk, so it stays off the event loop.
  */
 export const nodeAppendIo: AppendIo = {
-  write: async (handle, data) => writeSync(handle.fd, data),
+  write: (handle, data) => writeSync(handle.fd, data),
   sync: (handle) => handle.datasync(),
 }
 
@@ -37,13 +40,23 @@ export async function writeDurably(io: AppendIo, handle: FileHandle, data: Uint8
   await io.sync(handle)
 }
 
-/** Writes all of `data` with `io.write`, one call unless the OS writes short. */
-export async function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
-  let done = 0
+/**
+ * Writes all of `data` with `io.write`, one call unless the OS writes short. Synchronous (returns
+ * `undefined`) while `io.write` is; returns a promise once a write returns one.
+ */
+export function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array, from = 0): void | Promise<void> {
+  let done = from
   while (done < data.length) {
-    const written = await io.write(handle, done === 0 ? data : data.subarray(done))
-    if (written <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
-    done += written
+    const result = io.write(handle, done === 0 ? data : data.subarray(done))
+    if (typeof result !== 'number') {
+      const at = done
+      return result.then((written) => {
+        if (written <= 0) throw new Error(`write made no progress after ${at} of ${data.length} bytes`)
+        return writeAll(io, handle, data, at + written)
+      })
+    }
+    if (result <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
+    done += result
   }
 }
 
