@@ -5,6 +5,7 @@ import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
 import type { BackpressureResult } from './scenarios/backpressure.ts'
 import type { BarrierResult } from './scenarios/barriers.ts'
+import type { GenerateResult } from './scenarios/invariants-cli.ts'
 import type { PgFleetResult, PgLoadResult, PgStepResult } from './scenarios/postgres.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
@@ -78,6 +79,13 @@ export interface BarriersJob {
   readonly disk: boolean
 }
 
+/** Write a clean session file of at least `events` events for the invariants CLI scenario. */
+export interface GenerateJob {
+  readonly kind: 'invariants-generate'
+  readonly file: string
+  readonly events: number
+}
+
 /** `steps` tool-loop steps appended to PostgreSQL at `url`, two batches a step. */
 export interface PgStepJob {
   readonly kind: 'pg-steps'
@@ -115,6 +123,7 @@ export type Job =
   | PgStepJob
   | PgLoadJob
   | PgFleetJob
+  | GenerateJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -137,7 +146,9 @@ export type JobResult<J extends Job> = J extends LoopJob
                   ? PgLoadResult
                   : J extends PgFleetJob
                     ? PgFleetResult
-                    : never
+                    : J extends GenerateJob
+                      ? GenerateResult
+                      : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -163,6 +174,8 @@ export async function runJob(job: Job): Promise<unknown> {
         job.highWaterMiB,
         job.stallMs,
       )
+    case 'invariants-generate':
+      return (await import('./scenarios/invariants-cli.ts')).generateSessionFile(job.file, job.events)
     case 'pg-steps':
       return (await import('./scenarios/postgres.ts')).measurePgSteps(job.impl, job.url, job.steps)
     case 'pg-load':

@@ -6,6 +6,7 @@ import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './rep
 import { assemblyScenario } from './scenarios/assembly.ts'
 import { backpressureScenario } from './scenarios/backpressure.ts'
 import { barrierScenario } from './scenarios/barriers.ts'
+import { invariantsCliScenario } from './scenarios/invariants-cli.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
@@ -86,6 +87,15 @@ export async function runSuite(
     rows.push(
       ...(await guarded('scale-delay', '5 scale', () =>
         scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns, scale),
+      )),
+    )
+  }
+
+  if (plan.invariantsEvents.length > 0) {
+    log(`invariants CLI: ${plan.invariantsEvents.join(', ')} events`)
+    rows.push(
+      ...(await guarded('invariants-cli', '7 invariants CLI', () =>
+        invariantsCliScenario(plan.invariantsEvents, plan.runs, dir, log),
       )),
     )
   }
