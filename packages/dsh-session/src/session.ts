@@ -148,7 +148,7 @@ export class LiveSession implements Session {
   }
 
   mustWait(): boolean {
-    return this.writer !== undefined && this.writer.overHighWaterMark
+    return this.writer?.overHighWaterMark === true
   }
 
   /** Marks the session closed (the store calls this after its final flush). */
