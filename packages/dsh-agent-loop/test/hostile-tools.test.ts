@@ -1,24 +1,11 @@
-/**
- * Tools that misbehave: output that is not JSON, bodies that throw oddly or never settle, bodies
- * that ignore their abort signal, and arguments the model garbled. Each ends in a defined result.
- */
-import type { ToolResultMessage } from 'dsh-llm'
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, dataOf, gate, lastTurnEnd, outline } from './harness.ts'
+import { createHarness, gate, lastTurnEnd, outline, toolResults } from './harness.ts'
 
-interface ResultData {
-  message: ToolResultMessage
-  error?: { code: string; message: string }
-}
-
-function results(session: Parameters<typeof dataOf>[0]) {
-  return dataOf<ResultData>(session, 'tool/result').map(({ message, error }) => {
-    const block = message.content[0]
-    const text = block.content.map((part) => (part.type === 'text' ? part.text : part.type)).join('')
-    return { id: block.toolCallId, text, code: error?.code }
-  })
+/** The tool results as call id, text and error code. */
+function results(session: Parameters<typeof toolResults>[0]) {
+  return toolResults(session).map(({ id, text, code }) => ({ id, text, code }))
 }
 
 /** A tool `bad` whose body returns `value`, and `good` answering `fine`. */
