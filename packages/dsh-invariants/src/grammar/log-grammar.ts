@@ -13,7 +13,7 @@ import {
   type SessionParent,
   sessionEventDefinition,
 } from 'dsh-session'
-import type { CheckSink } from '../registry.ts'
+import type { CheckSink } from '../check-sink.ts'
 import type { Violation } from '../types.ts'
 import { CallAssembly } from './message-chunks.ts'
 
