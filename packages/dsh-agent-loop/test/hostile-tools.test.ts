@@ -1,7 +1,11 @@
+/**
+ * Tools that misbehave: output that is not JSON, bodies that throw oddly or never settle, bodies
+ * that ignore their abort signal, and arguments the model garbled. Each ends in a defined result.
+ */
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, gate, lastTurnEnd, outline, toolResults } from './harness.ts'
+import { createHarness, echoTool, gate, lastTurnEnd, outline, toolResults } from './harness.ts'
 
 /** The tool results as call id, text and error code. */
 function results(session: Parameters<typeof toolResults>[0]) {
@@ -257,12 +261,7 @@ describe('invalid tool arguments (issue 13 item 10)', () => {
   it('names the parse problem and quotes a bounded prefix of the arguments', async () => {
     const long = `{"text": "${'x'.repeat(5000)}`
     const h = await createHarness([toolCallResponse('c1', 'echo', long), textResponse('done')])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'e',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    })
+    echoTool(h)
     const agent = await h.run('go')
     const [result] = results(agent.session)
     expect(result?.code).toBe('INVALID_TOOL_ARGUMENTS')
@@ -274,12 +273,7 @@ describe('invalid tool arguments (issue 13 item 10)', () => {
 
   it('a short invalid argument string is quoted whole', async () => {
     const h = await createHarness([toolCallResponse('c1', 'echo', '{"text": '), textResponse('done')])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'e',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    })
+    echoTool(h)
     const agent = await h.run('go')
     const [result] = results(agent.session)
     expect(result?.text).toMatch(
