@@ -16,16 +16,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { MessageId, SessionId } from 'dsh-llm'
-import {
-  JsonlStorage,
-  nodeAppendIo,
-  SESSION_FORMAT_VERSION,
-  type SessionEvent,
-  SessionWriter,
-} from 'dsh-session'
+import { JsonlStorage, nodeAppendIo, type SessionEvent, SessionWriter } from 'dsh-session'
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median } from '../stats.ts'
+import { benchHeader } from './session-events.ts'
 
 /** What one backpressure run reports. */
 export interface BackpressureResult {
@@ -74,12 +69,7 @@ export async function measureBackpressure(
       },
     })
     const id = SessionId('backpressure')
-    await storage.create({
-      format: 'dsh-session',
-      version: SESSION_FORMAT_VERSION,
-      sessionId: id,
-      createdAt: 0,
-    })
+    await storage.create(benchHeader(id))
     const writer = new SessionWriter(storage, id, 0, { highWaterMark: highWaterMiB * MIB })
     const idle = monitorEventLoopDelay({ resolution: 1 })
     idle.enable()
