@@ -1,0 +1,124 @@
+/**
+ * Chunk eviction: once a step's `assistant/message` commits, the `assistant/chunk` events right
+ * before it are replaced, in whatever array holds them (a session's log, the memory storage), by one
+ * compact `ChunkRun` — the times as unboxed doubles and the chunks as one JSON string — and decoded
+ * back on access into frozen events equal to the originals. One chunk event costs ~200 bytes of heap
+ * as objects and ~45 as part of a run. The session and `MemoryStorage` share one run per step.
+ */
+import { deepFreeze } from 'dsh-llm'
+import type { SessionEvent, SessionEventOf } from './types.ts'
+
+type ChunkEvent = SessionEventOf<'assistant/chunk'>
+
+/** A slot of an array of events: the event itself, or the compact run it was folded into. */
+export type LogEntry = SessionEvent | ChunkRun
+
+/** Runs shorter than this stay as objects (a run's own overhead would not pay off). */
+const MIN_RUN = 2
+
+/** A contiguous run of one step's `assistant/chunk` events, seqs `first` to `first + length - 1`. */
+export class ChunkRun {
+  /** The chunks' `time`s, in order (a plain array of numbers: unboxed doubles, counted in the heap). */
+  private readonly times: number[]
+  private readonly json: string
+
+  private constructor(
+    readonly first: number,
+    readonly turn: number,
+    readonly step: number,
+    events: readonly ChunkEvent[],
+  ) {
+    this.times = events.map((event) => event.time)
+    this.json = JSON.stringify(events.map((event) => event.data.chunk))
+  }
+
+  /** How many events the run holds. */
+  get length(): number {
+    return this.times.length
+  }
+
+  /** The event at `seq` (within the run), rebuilt and frozen: equal to, not the same as, the original. */
+  at(seq: number): SessionEvent {
+    const index = seq - this.first
+    const chunks = this.chunks()
+    const event = Object.freeze({
+      type: 'assistant/chunk',
+      seq,
+      time: this.times[index] as number,
+      data: Object.freeze({ turn: this.turn, step: this.step, chunk: chunks[index] }),
+    }) as ChunkEvent
+    if (index === 0) shared.set(event, this)
+    return event
+  }
+
+  private chunks(): readonly ChunkEvent['data']['chunk'][] {
+    if (lastRun !== this) {
+      lastChunks = deepFreeze(JSON.parse(this.json) as ChunkEvent['data']['chunk'][])
+      lastRun = this
+    }
+    return lastChunks
+  }
+
+  /**
+   * The run for `events` (one step's chunk events, seqs contiguous): the run another holder already
+   * built for the same first event object if there is one, so that holders share it; else a new one.
+   */
+  static of(events: readonly ChunkEvent[]): ChunkRun {
+    const head = events[0] as ChunkEvent
+    const known = shared.get(head)
+    if (known !== undefined && known.length === events.length) return known
+    const run = new ChunkRun(head.seq, head.data.turn, head.data.step, events)
+    shared.set(head, run)
+    return run
+  }
+}
+
+/** The run built for (or decoded into) each run's first event object, while that object lives. */
+const shared = new WeakMap<object, ChunkRun>()
+/** One decoded run, so a sequential scan parses each run once. */
+let lastRun: ChunkRun | undefined
+let lastChunks: readonly ChunkEvent['data']['chunk'][] = []
+
+/** The event of seq `seq` in `entries` (whose slot i holds seq i), decoding a run; undefined past the end. */
+export function eventAt(entries: readonly LogEntry[], seq: number): SessionEvent | undefined {
+  const entry = entries[seq]
+  return entry instanceof ChunkRun ? entry.at(seq) : entry
+}
+
+/**
+ * After `entries[messageIndex]` (an `assistant/message`; slot i holds seq i) was added: replaces the contiguous
+ * `assistant/chunk` events of the same turn and step right before it by one shared `ChunkRun`.
+ * Events that do not round-trip exactly (extra fields, surface metadata) are left as they are.
+ */
+export function evictChunksBefore(entries: LogEntry[], messageIndex: number): void {
+  const message = entries[messageIndex]
+  if (message === undefined || message instanceof ChunkRun || message.type !== 'assistant/message') return
+  const { turn, step } = message.data
+  let start = messageIndex
+  while (start > 0) {
+    const entry = entries[start - 1]
+    if (entry === undefined || entry instanceof ChunkRun || !isPlainChunk(entry, turn, step)) break
+    start--
+  }
+  if (messageIndex - start < MIN_RUN) return
+  const run = ChunkRun.of(entries.slice(start, messageIndex) as ChunkEvent[])
+  for (let i = start; i < messageIndex; i++) entries[i] = run
+}
+
+/** A chunk event of (turn, step) whose keys are exactly what a run rebuilds, in the same order. */
+function isPlainChunk(event: SessionEvent, turn: number, step: number): event is ChunkEvent {
+  if (event.type !== 'assistant/chunk' || event.data.turn !== turn || event.data.step !== step) return false
+  return sameKeys(event, EVENT_KEYS) && sameKeys(event.data, DATA_KEYS)
+}
+
+const EVENT_KEYS = ['type', 'seq', 'time', 'data']
+const DATA_KEYS = ['turn', 'step', 'chunk']
+
+function sameKeys(value: object, keys: readonly string[]): boolean {
+  let i = 0
+  for (const key in value) {
+    if (key !== keys[i]) return false
+    i++
+  }
+  return i === keys.length
+}
