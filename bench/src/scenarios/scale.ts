@@ -67,6 +67,8 @@ export async function measureScale(
   await sleep(5)
   delay.disable()
   const after = collect()
+  const snapshot = process.env.BENCH_HEAP_SNAPSHOT
+  if (snapshot !== undefined && snapshot !== '') (await import('node:v8')).writeHeapSnapshot(snapshot)
   if (run.agents.length !== agents) throw new Error(`scale: ${run.agents.length} agents, ${agents} expected`)
   return {
     totalMs,

@@ -1,7 +1,8 @@
 /**
  * Chunk eviction: once a step's `assistant/message` commits, the `assistant/chunk` events right
  * before it are replaced, in whatever array holds them (a session's log, the memory storage), by one
- * compact `ChunkRun` — the times as unboxed doubles and the chunks as one JSON string — and decoded
+ * compact `ChunkRun` — the times as unboxed doubles and the chunks as one JSON string of rows against
+ * a table of chunk shapes (type and key order, written once per run) — and decoded
  * back on access into frozen events equal to the originals. One chunk event costs ~200 bytes of heap
  * as objects and ~45 as part of a run. The session and `MemoryStorage` share one run per step.
  */
@@ -29,7 +30,7 @@ export class ChunkRun {
     events: readonly ChunkEvent[],
   ) {
     this.times = events.map((event) => event.time)
-    this.json = JSON.stringify(events.map((event) => event.data.chunk))
+    this.json = encodeChunks(events.map((event) => event.data.chunk))
   }
 
   /** How many events the run holds. */
@@ -53,7 +54,7 @@ export class ChunkRun {
 
   private chunks(): readonly ChunkEvent['data']['chunk'][] {
     if (lastRun !== this) {
-      lastChunks = deepFreeze(JSON.parse(this.json) as ChunkEvent['data']['chunk'][])
+      lastChunks = deepFreeze(decodeChunks(this.json))
       lastRun = this
     }
     return lastChunks
@@ -108,7 +109,55 @@ export function evictChunksBefore(entries: LogEntry[], messageIndex: number): vo
 /** A chunk event of (turn, step) whose keys are exactly what a run rebuilds, in the same order. */
 function isPlainChunk(event: SessionEvent, turn: number, step: number): event is ChunkEvent {
   if (event.type !== 'assistant/chunk' || event.data.turn !== turn || event.data.step !== step) return false
-  return sameKeys(event, EVENT_KEYS) && sameKeys(event.data, DATA_KEYS)
+  const chunk: object = event.data.chunk
+  return (
+    sameKeys(event, EVENT_KEYS) &&
+    sameKeys(event.data, DATA_KEYS) &&
+    typeof event.data.chunk.type === 'string' &&
+    !Object.hasOwn(chunk, '__proto__')
+  )
+}
+
+type Chunk = ChunkEvent['data']['chunk']
+
+/**
+ * `[shapes, rows]` as JSON: a shape is `[type, ...keys]` (the chunk's keys in order, `type` among
+ * them), a row `[shape index, ...the values of the keys other than type]`. A text delta then costs
+ * its text and a few bytes, not its key names again.
+ */
+function encodeChunks(chunks: readonly Chunk[]): string {
+  const shapes: string[][] = []
+  const index = new Map<string, number>()
+  const rows: unknown[][] = []
+  for (const chunk of chunks) {
+    const record = chunk as unknown as Record<string, unknown>
+    const keys = Object.keys(record)
+    const signature = `${chunk.type}\u0000${keys.join('\u0000')}`
+    let shape = index.get(signature)
+    if (shape === undefined) {
+      shape = shapes.push([chunk.type, ...keys]) - 1
+      index.set(signature, shape)
+    }
+    const row: unknown[] = [shape]
+    for (const key of keys) if (key !== 'type') row.push(record[key])
+    rows.push(row)
+  }
+  return JSON.stringify([shapes, rows])
+}
+
+/** The chunks `encodeChunks` wrote, with their keys in the original order. */
+function decodeChunks(json: string): Chunk[] {
+  const [shapes, rows] = JSON.parse(json) as [string[][], unknown[][]]
+  return rows.map((row) => {
+    const shape = shapes[row[0] as number] as string[]
+    const chunk: Record<string, unknown> = {}
+    let next = 1
+    for (let k = 1; k < shape.length; k++) {
+      const key = shape[k] as string
+      chunk[key] = key === 'type' ? shape[0] : row[next++]
+    }
+    return chunk as unknown as Chunk
+  })
 }
 
 const EVENT_KEYS = ['type', 'seq', 'time', 'data']

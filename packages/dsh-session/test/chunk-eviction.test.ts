@@ -29,6 +29,18 @@ function textStep(session: Session, step: number, refs: WeakRef<SessionEvent>[])
     })
     refs.push(new WeakRef(chunk))
   }
+  // Other shapes: a key order of its own, a nested value.
+  const end = session.append('assistant/chunk', {
+    turn: 1,
+    step,
+    chunk: { type: 'block-end', index: 0, block: { type: 'text', text: CHUNKS.join('') } },
+  })
+  const usage = session.append('assistant/chunk', {
+    turn: 1,
+    step,
+    chunk: { type: 'usage', usage: { outputTokens: 5, inputTokens: 3 } },
+  })
+  refs.push(new WeakRef(end), new WeakRef(usage))
   session.append('assistant/message', {
     turn: 1,
     step,
@@ -63,6 +75,8 @@ describe('chunk eviction', () => {
     // The log still reads the same: every event, every field, frozen.
     expect(session.events.length).toBe(expected.length)
     expect([...session.events]).toEqual(expected)
+    // Byte for byte, key order included.
+    expect(JSON.stringify(session.events)).toBe(JSON.stringify(expected))
     expect(session.events.slice(3, 9)).toEqual(expected.slice(3, 9))
     expect(session.events.every((event) => Object.isFrozen(event) && Object.isFrozen(event.data))).toBe(true)
     const chunk = session.events[4]
