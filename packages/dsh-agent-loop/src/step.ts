@@ -196,6 +196,9 @@ async function streamOnce(
         done = true
         return ENDED
       }
+      // With the chunk in hand and before logging it: a reader resumed into a slice that is already
+      // spent (the other readers resumed in the same turn used it up) yields again without working.
+      while (sliceSpent()) await nextSlice()
       const accepted = guard.accept(next.value)
       if (accepted === undefined) {
         session.append('assistant/chunk', { turn, step, chunk: next.value })
@@ -203,7 +206,6 @@ async function streamOnce(
       } else {
         logRepaired(session, assembler, turn, step, accepted)
       }
-      if (sliceSpent()) await nextSlice()
     }
     return ABORTED
   }
