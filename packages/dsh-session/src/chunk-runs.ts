@@ -122,42 +122,50 @@ type Chunk = ChunkEvent['data']['chunk']
 
 /**
  * `[shapes, rows]` as JSON: a shape is `[type, ...keys]` (the chunk's keys in order, `type` among
- * them), a row `[shape index, ...the values of the keys other than type]`. A text delta then costs
- * its text and a few bytes, not its key names again.
+ * them); `rows` is flat: per chunk its shape's index, then the values of its keys other than `type`.
+ * A text delta then costs its text and a few bytes, not its key names again. Shapes are matched by
+ * walking the chunk's keys (no key array, no signature string per chunk).
  */
 function encodeChunks(chunks: readonly Chunk[]): string {
   const shapes: string[][] = []
-  const index = new Map<string, number>()
-  const rows: unknown[][] = []
+  const rows: unknown[] = []
   for (const chunk of chunks) {
     const record = chunk as unknown as Record<string, unknown>
-    const keys = Object.keys(record)
-    const signature = `${chunk.type}\u0000${keys.join('\u0000')}`
-    let shape = index.get(signature)
-    if (shape === undefined) {
-      shape = shapes.push([chunk.type, ...keys]) - 1
-      index.set(signature, shape)
-    }
-    const row: unknown[] = [shape]
-    for (const key of keys) if (key !== 'type') row.push(record[key])
-    rows.push(row)
+    rows.push(shapeOf(shapes, chunk.type, record))
+    for (const key in record) if (key !== 'type') rows.push(record[key])
   }
   return JSON.stringify([shapes, rows])
 }
 
+/** The index in `shapes` of the shape of `record` (type `type`), added if new. */
+function shapeOf(shapes: string[][], type: string, record: Record<string, unknown>): number {
+  search: for (let s = 0; s < shapes.length; s++) {
+    const shape = shapes[s] as string[]
+    if (shape[0] !== type) continue
+    let k = 1
+    for (const key in record) if (shape[k++] !== key) continue search
+    if (k === shape.length) return s
+  }
+  const shape = [type]
+  for (const key in record) shape.push(key)
+  return shapes.push(shape) - 1
+}
+
 /** The chunks `encodeChunks` wrote, with their keys in the original order. */
 function decodeChunks(json: string): Chunk[] {
-  const [shapes, rows] = JSON.parse(json) as [string[][], unknown[][]]
-  return rows.map((row) => {
-    const shape = shapes[row[0] as number] as string[]
+  const [shapes, rows] = JSON.parse(json) as [string[][], unknown[]]
+  const chunks: Chunk[] = []
+  let r = 0
+  while (r < rows.length) {
+    const shape = shapes[rows[r++] as number] as string[]
     const chunk: Record<string, unknown> = {}
-    let next = 1
     for (let k = 1; k < shape.length; k++) {
       const key = shape[k] as string
-      chunk[key] = key === 'type' ? shape[0] : row[next++]
+      chunk[key] = key === 'type' ? shape[0] : rows[r++]
     }
-    return chunk as unknown as Chunk
-  })
+    chunks.push(chunk as unknown as Chunk)
+  }
+  return chunks
 }
 
 const EVENT_KEYS = ['type', 'seq', 'time', 'data']
