@@ -3,6 +3,9 @@ import { join } from 'node:path'
 import type { DshLoopMode } from './loop/dsh.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
+import type { BackpressureResult } from './scenarios/backpressure.ts'
+import type { BarrierResult } from './scenarios/barriers.ts'
+import type { GenerateResult } from './scenarios/invariants-cli.ts'
 import type { PgFleetResult, PgLoadResult, PgStepResult } from './scenarios/postgres.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
@@ -59,6 +62,30 @@ export interface ScaleJob {
   readonly steps: number
 }
 
+/** Append `totalMiB` of events behind a sync stalled `stallMs` (scenario 4b, backpressure). */
+export interface BackpressureJob {
+  readonly kind: 'backpressure'
+  readonly totalMiB: number
+  readonly highWaterMiB: number
+  readonly stallMs: number
+}
+
+/** `rounds` interleaved rounds of `barriers` JSONL barriers per variant (scenario 4c). */
+export interface BarriersJob {
+  readonly kind: 'barriers'
+  readonly barriers: number
+  readonly rounds: number
+  /** False: skip the syncs, measuring only the CPU side of a barrier. */
+  readonly disk: boolean
+}
+
+/** Write a clean session file of at least `events` events for the invariants CLI scenario. */
+export interface GenerateJob {
+  readonly kind: 'invariants-generate'
+  readonly file: string
+  readonly events: number
+}
+
 /** `steps` tool-loop steps appended to PostgreSQL at `url`, two batches a step. */
 export interface PgStepJob {
   readonly kind: 'pg-steps'
@@ -85,7 +112,18 @@ export interface PgFleetJob {
 }
 
 /** Closed: every job. */
-export type Job = LoopJob | AssemblyJob | AppendJob | LoadJob | ScaleJob | PgStepJob | PgLoadJob | PgFleetJob
+export type Job =
+  | LoopJob
+  | AssemblyJob
+  | AppendJob
+  | LoadJob
+  | ScaleJob
+  | BackpressureJob
+  | BarriersJob
+  | PgStepJob
+  | PgLoadJob
+  | PgFleetJob
+  | GenerateJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -98,13 +136,19 @@ export type JobResult<J extends Job> = J extends LoopJob
         ? LoadResult
         : J extends ScaleJob
           ? ScaleResult
-          : J extends PgStepJob
-            ? PgStepResult
-            : J extends PgLoadJob
-              ? PgLoadResult
-              : J extends PgFleetJob
-                ? PgFleetResult
-                : never
+          : J extends BackpressureJob
+            ? BackpressureResult
+            : J extends BarriersJob
+              ? BarrierResult
+              : J extends PgStepJob
+                ? PgStepResult
+                : J extends PgLoadJob
+                  ? PgLoadResult
+                  : J extends PgFleetJob
+                    ? PgFleetResult
+                    : J extends GenerateJob
+                      ? GenerateResult
+                      : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -122,6 +166,16 @@ export async function runJob(job: Job): Promise<unknown> {
       return (await import('./scenarios/storage.ts')).measureLoad(job.impl, job.dir)
     case 'scale':
       return (await import('./scenarios/scale.ts')).measureScale(job.impl, job.agents, job.steps)
+    case 'barriers':
+      return (await import('./scenarios/barriers.ts')).measureBarriers(job.barriers, job.rounds, job.disk)
+    case 'backpressure':
+      return (await import('./scenarios/backpressure.ts')).measureBackpressure(
+        job.totalMiB,
+        job.highWaterMiB,
+        job.stallMs,
+      )
+    case 'invariants-generate':
+      return (await import('./scenarios/invariants-cli.ts')).generateSessionFile(job.file, job.events)
     case 'pg-steps':
       return (await import('./scenarios/postgres.ts')).measurePgSteps(job.impl, job.url, job.steps)
     case 'pg-load':

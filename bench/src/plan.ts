@@ -21,6 +21,8 @@ export interface Plan {
   readonly scaleAgents: number
   readonly scaleSteps: number
   readonly scaleRuns: number
+  /** Session file sizes (events) the invariants CLI checks; empty skips the scenario. */
+  readonly invariantsEvents: readonly number[]
   /** The PostgreSQL scenario (an embedded server, or `DSH_BENCH_PG_URL`); absent skips it. */
   readonly postgres?: PgPlan
 }
@@ -57,6 +59,7 @@ export const FULL: Plan = {
   scaleAgents: 1000,
   scaleSteps: 10,
   scaleRuns: 2,
+  invariantsEvents: [100_000, 1_000_000],
   postgres: POSTGRES,
 }
 
@@ -76,6 +79,7 @@ export const QUICK: Plan = {
   scaleAgents: 100,
   scaleSteps: 10,
   scaleRuns: 1,
+  invariantsEvents: [100_000],
 }
 
 /**
@@ -91,4 +95,5 @@ export const LOOP_ONLY: Plan = {
   storageBatches: [],
   scaleAgents: 0,
   scaleRuns: 0,
+  invariantsEvents: [],
 }

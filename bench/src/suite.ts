@@ -4,6 +4,9 @@ import type { LoopHarness } from './child.ts'
 import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './report.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
+import { backpressureScenario } from './scenarios/backpressure.ts'
+import { barrierScenario } from './scenarios/barriers.ts'
+import { invariantsCliScenario } from './scenarios/invariants-cli.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
@@ -71,12 +74,28 @@ export async function runSuite(
     )
   }
 
+  if (plan.name === 'full') {
+    log('barriers: JSONL barrier breakdown')
+    rows.push(...(await guarded('barrier-storage', '4 storage', () => barrierScenario(2000, 5))))
+    log('backpressure: 200 MiB behind a stalled sync')
+    rows.push(...(await guarded('backpressure-rss', '4 storage', () => backpressureScenario(200, plan.runs))))
+  }
+
   const scale = { dsh: [] as ScaleResult[], pi: [] as ScaleResult[] }
   if (plan.scaleAgents > 0) {
     log(`scale: ${plan.scaleAgents} agents`)
     rows.push(
       ...(await guarded('scale-delay', '5 scale', () =>
         scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns, scale),
+      )),
+    )
+  }
+
+  if (plan.invariantsEvents.length > 0) {
+    log(`invariants CLI: ${plan.invariantsEvents.join(', ')} events`)
+    rows.push(
+      ...(await guarded('invariants-cli', '7 invariants CLI', () =>
+        invariantsCliScenario(plan.invariantsEvents, plan.runs, dir, log),
       )),
     )
   }

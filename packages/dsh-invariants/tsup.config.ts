@@ -18,6 +18,6 @@ export default defineConfig({
     },
   },
   clean: true,
-  sourcemap: true,
+  sourcemap: false,
   target: 'node20',
 })

@@ -100,6 +100,7 @@ export async function runDshLoop(
   dir: string,
 ): Promise<void> {
   const app = await createApp(mode, dir, steps)
+  // The workload's turn is `steps` steps long: past the default step limit (DEFAULT_MAX_STEPS).
   const agent = await app.agentLoop.create({ provider: PROVIDER, model: 'scripted', maxSteps: steps })
   // The per-event listener API (a plain call), not `ctx.on`, whose tracing proxy costs per event.
   app.sessions.onEvent((_session, event) => {

@@ -3,7 +3,14 @@
 // #region imports
 import type { Context } from 'cordis'
 import type {} from 'dsh-agent-loop' // the agent loop's events and services, for the types
-import { type LlmRequest, messageText, type StreamChunk, type Usage, userText } from 'dsh-llm'
+import {
+  type LlmRequest,
+  messageText,
+  outsideLoopStep,
+  type StreamChunk,
+  type Usage,
+  userText,
+} from 'dsh-llm'
 import type { ProjectionDefinition } from 'dsh-session'
 // #endregion
 
@@ -190,5 +197,38 @@ export const ToolCounts = {
   apply(ctx: Context) {
     ctx.sessionProjections.register(toolCounts)
   },
+}
+// #endregion
+
+// #region llm-stream-side-call
+/**
+ * Asks a small classifier model about each loop request before it goes out, and reports the verdict.
+ * The classifier call is the plugin's own: `outsideLoopStep` keeps it from being taken for the step's
+ * request (the invariant checks count it as sent outside a step instead).
+ */
+export const TopicClassifier = {
+  name: 'topic-classifier',
+  inject: ['llm'],
+  apply(ctx: Context, config: { model: string; report: (verdict: string) => void }) {
+    ctx.on('llm/stream', (request, next) => {
+      if (request.model === config.model) return next()
+      return classified(ctx, request, config, next)
+    })
+  },
+}
+
+async function* classified(
+  ctx: Context,
+  request: LlmRequest,
+  config: { model: string; report: (verdict: string) => void },
+  next: () => AsyncIterable<StreamChunk>,
+): AsyncGenerator<StreamChunk> {
+  const question = { provider: request.provider, model: config.model, messages: request.messages.slice(-1) }
+  let verdict = ''
+  for await (const chunk of outsideLoopStep(() => ctx.llm.stream(question))) {
+    if (chunk.type === 'text-delta') verdict += chunk.text
+  }
+  config.report(verdict)
+  yield* next()
 }
 // #endregion

@@ -39,9 +39,14 @@ describe('the coding-agent demo in scripted mode', () => {
 
   it('writes a session file that `dsh-invariants check` accepts', () => {
     const check = runNode([cli, 'check', sessionFile])
+    const events = readFileSync(sessionFile, 'utf8').trimEnd().split('\n').length - 1
     expect({ status: check.status, stdout: check.stdout, stderr: check.stderr }).toEqual({
       status: 0,
-      stdout: '',
+      stdout: expect.stringMatching(
+        new RegExp(
+          `^dsh-invariants: checked 1 file: ${events} events, [1-9]\\d* turns, [1-9]\\d* requests re-derived, 0 violations\\n$`,
+        ),
+      ),
       stderr: '',
     })
   })
@@ -55,7 +60,7 @@ describe('the coding-agent demo in scripted mode', () => {
     expect(check.status).toBe(1)
     // Line `stepEnd + 1` now holds the event that followed the removed `step/end` (the steering claim).
     expect(check.stdout.split('\n')[0]).toBe(
-      `${tampered}:${stepEnd + 1} seq ${stepEnd} [log-grammar] agent/inbox/spliced has seq ${stepEnd}; ` +
+      `${tampered}:${stepEnd + 1} seq ${stepEnd} agent/inbox/spliced [log-grammar] agent/inbox/spliced has seq ${stepEnd}; ` +
         `expected ${stepEnd - 1} (seqs run contiguously from 0)`,
     )
   })

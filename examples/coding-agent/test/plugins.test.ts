@@ -23,6 +23,7 @@ import {
   SecretGuard,
   SkillsCatalog,
   ToolCounts,
+  TopicClassifier,
   toolCounts,
   UsageMeter,
 } from '../snippets/plugins.ts'
@@ -211,6 +212,19 @@ describe('llm/stream', () => {
     })
     await run('hi')
     expect(reports).toEqual([[{ inputTokens: 12, outputTokens: 3 }, 'm']])
+  })
+
+  it('lets a plugin call a classifier of its own: reported as outside the step, the step checked', async () => {
+    const { app, model, run } = await stack([textResponse('code'), textResponse('ok')])
+    const verdicts: string[] = []
+    await app.plugin(TopicClassifier, {
+      model: 'classifier',
+      report: (verdict: string) => verdicts.push(verdict),
+    })
+    await run('fix the build')
+    expect(verdicts).toEqual(['code'])
+    expect(model.requests.map((request) => request.model)).toEqual(['classifier', 'm'])
+    expect(app.invariants.counters).toMatchObject({ requestsChecked: 1, requestsOutsideSteps: 1 })
   })
 })
 

@@ -67,26 +67,73 @@ describe('the README example', () => {
   const cwd = process.cwd()
   afterEach(() => {
     process.chdir(cwd)
+    process.exitCode = undefined
     vi.unstubAllGlobals()
     vi.unstubAllEnvs()
     vi.restoreAllMocks()
+    vi.resetModules()
+  })
+
+  /** What the example writes to stdout (streamed text), console.log and console.error. */
+  function captureOutput(): { printed: string[]; logged: string[]; errors: string[] } {
+    const out = { printed: [] as string[], logged: [] as string[], errors: [] as string[] }
+    vi.spyOn(process.stdout, 'write').mockImplementation((text: string | Uint8Array) => {
+      out.printed.push(String(text))
+      return true
+    })
+    vi.spyOn(console, 'log').mockImplementation((text: unknown) => {
+      out.logged.push(String(text))
+    })
+    vi.spyOn(console, 'error').mockImplementation((text: unknown) => {
+      out.errors.push(String(text))
+    })
+    return out
+  }
+
+  it('with no API key prints one error line, sets exit code 1 and calls no model', async () => {
+    const server = fakeFetch([])
+    vi.stubGlobal('fetch', server.fetch)
+    vi.stubEnv('DEEPSEEK_API_KEY', '')
+    vi.stubEnv('DSH_SCRIPTED', '')
+    const { printed, logged, errors } = captureOutput()
+    process.chdir(mkdtempSync(join(tmpdir(), 'dsh-readme-')))
+
+    await import('../snippets/readme.ts')
+
+    expect(errors).toEqual([
+      'error: deepseek: apiKey is empty; set DEEPSEEK_API_KEY (https://platform.deepseek.com/api_keys)',
+    ])
+    expect([printed, logged, server.calls.length, process.exitCode]).toEqual([[], [], 0, 1])
+  })
+
+  it('with DSH_SCRIPTED=1 runs the scripted stand-in without a key or the network', async () => {
+    const server = fakeFetch([])
+    vi.stubGlobal('fetch', server.fetch)
+    vi.stubEnv('DEEPSEEK_API_KEY', '')
+    vi.stubEnv('DSH_SCRIPTED', '1')
+    const { printed, logged, errors } = captureOutput()
+    process.chdir(mkdtempSync(join(tmpdir(), 'dsh-readme-')))
+
+    await import('../snippets/readme.ts')
+
+    expect(printed.join('')).toBe('2 + 40 = 42.')
+    expect(logged[0]).toBe('[add {"a":2,"b":40}]')
+    expect([errors, server.calls.length, process.exitCode]).toEqual([[], 0, undefined])
   })
 
   it('runs a tool-using turn against an OpenAI-compatible stream and writes a clean session file', async () => {
     const server = fakeFetch([sseToolCall('call_1', 'add', '{"a":2,"b":40}'), sseText('2 + 40', ' = 42.')])
     vi.stubGlobal('fetch', server.fetch)
     vi.stubEnv('DEEPSEEK_API_KEY', 'sk-test')
-    const printed: string[] = []
-    vi.spyOn(process.stdout, 'write').mockImplementation((text: string | Uint8Array) => {
-      printed.push(String(text))
-      return true
-    })
+    const { printed, logged } = captureOutput()
     const dir = mkdtempSync(join(tmpdir(), 'dsh-readme-'))
     process.chdir(dir)
 
     await import('../snippets/readme.ts')
 
     expect(printed.join('')).toBe('2 + 40 = 42.')
+    expect(logged[0]).toBe('[add {"a":2,"b":40}]')
+    expect(logged[1]).toMatch(/^\n\[completed in 2 steps; session \S+\]$/)
     expect(server.calls.map((call) => call.url)).toEqual([
       'https://api.deepseek.com/chat/completions',
       'https://api.deepseek.com/chat/completions',

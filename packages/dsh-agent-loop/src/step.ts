@@ -19,6 +19,7 @@ import {
   type RetryPolicy,
   type StreamChunk,
   StreamListenerError,
+  streamInLoopStep,
   streamListenerOf,
   type ToolCallBlock,
 } from 'dsh-llm'
@@ -112,7 +113,7 @@ export async function callModel(env: ModelCallEnv, position: TurnPosition): Prom
     if (preparing !== undefined) await preparing
     env.firstRequest = false
     await untilAborted(env.session.flush(), position.signal)
-    const request = buildLoopRequest(env.session, position.signal)
+    const request = buildLoopRequest(env.session, position)
     const outcome = await streamOnce(env, position, request)
     if (outcome.kind !== 'failed') return outcome
     const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
@@ -174,7 +175,7 @@ async function streamOnce(
   )
   let iterator: AsyncIterator<StreamChunk>
   try {
-    iterator = env.llm.stream(request)[Symbol.asyncIterator]()
+    iterator = streamInLoopStep(env.llm, request)[Symbol.asyncIterator]()
   } catch (error) {
     return { kind: 'failed', failure: streamFailure(error) }
   }
@@ -206,6 +207,9 @@ async function streamOnce(
       } else {
         logRepaired(session, assembler, turn, step, accepted)
       }
+      // Backpressure: behind a slow backend, stop reading the stream until the unsynced events are
+      // back under the high-water mark (a backend failure rejects here, as the next flush would).
+      if (session.mustWait()) await session.writable()
     }
     return ABORTED
   }

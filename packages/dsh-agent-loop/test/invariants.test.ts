@@ -79,6 +79,7 @@ describe('a real agent turn with every check mounted', () => {
     expect(model.callCount).toBe(3)
     expect(app.invariants.counters).toEqual({
       requestsChecked: 3,
+      requestsOutsideSteps: 0,
       eventsChecked: session.events.length,
       streamsChecked: 3,
     })
@@ -93,7 +94,11 @@ describe('a real agent turn with every check mounted', () => {
     const recorded = readRecordedLog(file)
     expect(recorded.events).toEqual(session.events)
     requireFreshBuild()
-    expect(run('check', file)).toEqual({ status: 0, stdout: '', stderr: '' })
+    expect(run('check', file)).toEqual({
+      status: 0,
+      stdout: `dsh-invariants: checked 1 file: ${session.events.length} events, 2 turns, 3 requests re-derived, 0 violations\n`,
+      stderr: '',
+    })
     const printed = run('requests', file)
     expect(
       printed.stdout
@@ -141,7 +146,7 @@ describe('a real agent turn with every check mounted', () => {
     const [violation, ...others] = app.invariants.takeViolations()
     expect(others).toEqual([])
     expect(violation?.message).toMatch(
-      /^the request marked for session loop-2 at log length 6 is not what the log implies \(header at seq 5\): field messages differs at index 2: the log implies 2 message\(s\): 1 prefix \+ 1 history, but the request carries 3; extra user message \S+ \(source plugin mole, text "psst"\)$/,
+      /^the request marked for session loop-2 at log length 6 \(turn 1 step 1\) is not what the log implies \(header at seq 5\): field messages differs at index 2: the log implies 2 message\(s\): 1 prefix \+ 1 history, but the request carries 3; extra user message \S+ \(source plugin mole, text "psst"\)$/,
     )
     const end = session.events.at(-1)
     expect(end?.type).toBe('turn/end')

@@ -1,10 +1,22 @@
-export { compareRequests, type Difference, firstDifference } from './compare.ts'
+export { compareRequests, type Difference, firstDifference } from './derive/compare.ts'
+export {
+  type RebuiltRequest,
+  RequestDeriver,
+  rebuildRequest,
+  reconstructRequests,
+  verifyLoopRequest,
+} from './derive/reconstruct.ts'
+export { RequestFold } from './derive/request-fold.ts'
 export { formatViolation, InvariantError, InvariantErrorCode } from './errors.ts'
-export { LogGrammar, type LogOrigin } from './log-grammar.ts'
-export { type ModelCall, splitModelCalls } from './model-calls.ts'
-export { checkSessionLog } from './offline.ts'
-export { type RebuiltRequest, rebuildRequest, reconstructRequests, verifyLoopRequest } from './reconstruct.ts'
-export { eventLine, type RecordedLog, readRecordedLog } from './recorded-log.ts'
+export { LogGrammar, type LogOrigin } from './grammar/log-grammar.ts'
+export { type ModelCall, splitModelCalls } from './grammar/model-calls.ts'
+export { checkedStream, describeChunk, StreamGrammar } from './grammar/stream-grammar.ts'
+export { checkSessionFile, type FileCheck, type FileViolation } from './offline/check-file.ts'
+export { type ScannedLog, type ScanOptions, scanRecordedLog } from './offline/file-scan.ts'
+export { type LogCheckCounts, SessionLogChecker } from './offline/log-checker.ts'
+export { checkSessionLog } from './offline/offline.ts'
+export { eventLine, type RecordedLog, readRecordedLog } from './offline/recorded-log.ts'
+export { RequestChecker } from './online/request-checker.ts'
 export {
   CHECK_NAMES,
   InvariantRegistry,
@@ -13,7 +25,4 @@ export {
   observeRegistries,
   resolveChecks,
 } from './registry.ts'
-export { RequestChecker } from './request-checker.ts'
-export { RequestFold } from './request-fold.ts'
-export { checkedStream, describeChunk, StreamGrammar } from './stream-grammar.ts'
 export type { CheckName, InvariantCounters, InvariantsConfig, Violation } from './types.ts'

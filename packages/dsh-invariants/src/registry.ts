@@ -2,8 +2,9 @@
 import { type Context, Service } from 'cordis'
 import { HarnessError } from 'dsh-llm'
 import { InvariantError, InvariantErrorCode } from './errors.ts'
-import { installLogGrammar } from './log-grammar.ts'
-import { installStreamChecks } from './stream-listener.ts'
+import { installLogGrammar } from './grammar/log-grammar.ts'
+import { installRequestBoundary } from './online/request-boundary.ts'
+import { installStreamGrammar } from './online/stream-listener.ts'
 import type { CheckName, InvariantCounters, InvariantsConfig, Violation } from './types.ts'
 
 declare module 'cordis' {
@@ -93,7 +94,12 @@ export class InvariantRegistry extends Service {
 
   /** The mounted checks. */
   readonly checks: readonly CheckName[]
-  private readonly counts = { requestsChecked: 0, eventsChecked: 0, streamsChecked: 0 }
+  private readonly counts = {
+    requestsChecked: 0,
+    requestsOutsideSteps: 0,
+    eventsChecked: 0,
+    streamsChecked: 0,
+  }
   private recorded: Violation[] = []
 
   constructor(ctx: Context, config: InvariantsConfig = {}) {
@@ -109,9 +115,8 @@ export class InvariantRegistry extends Service {
         return new InvariantError(frozen)
       },
     }
-    const reconstruct = this.isEnabled('request-reconstruction')
-    const grammar = this.isEnabled('stream-grammar')
-    if (reconstruct || grammar) installStreamChecks(ctx, sink, { reconstruct, grammar })
+    if (this.isEnabled('request-reconstruction')) installRequestBoundary(ctx, sink)
+    if (this.isEnabled('stream-grammar')) installStreamGrammar(ctx, sink)
     if (this.isEnabled('log-grammar')) installLogGrammar(ctx, sink)
     for (const observer of observers()) observer(this)
   }

@@ -33,8 +33,16 @@ export interface InvariantsConfig {
 
 /** How much a registry has checked since it was mounted. */
 export interface InvariantCounters {
-  /** Loop-built (marked) requests re-derived from the log and compared. */
+  /**
+   * Requests that reached an adapter attributed to a loop step (or carrying a loop mark), re-derived
+   * from the log and compared at that boundary.
+   */
   readonly requestsChecked: number
+  /**
+   * Requests that reached an adapter outside any loop step (a plugin calling a model on its own):
+   * allowed, not re-derived, announced as `invariants/request-outside-step`.
+   */
+  readonly requestsOutsideSteps: number
   /** Candidate events checked by the log grammar before they committed. */
   readonly eventsChecked: number
   /** Model streams wrapped by the stream grammar. */

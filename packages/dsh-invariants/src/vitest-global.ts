@@ -33,18 +33,19 @@ export function setup(): void {
 /** Sums the totals file into one line, or `undefined` when no test file wrote to it. */
 export function summarizeTotals(file = totalsFile()): string | undefined {
   if (!existsSync(file)) return undefined
-  const sum = { files: 0, registries: 0, requests: 0, events: 0, streams: 0, unexpected: 0 }
+  const sum = { files: 0, registries: 0, requests: 0, outside: 0, events: 0, streams: 0, unexpected: 0 }
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line === '') continue
     const totals = JSON.parse(line) as FileTotals
     sum.files++
     sum.registries += totals.registries
     sum.requests += totals.requestsChecked
+    sum.outside += totals.requestsOutsideSteps ?? 0
     sum.events += totals.eventsChecked
     sum.streams += totals.streamsChecked
     sum.unexpected += totals.unexpectedViolations
   }
-  return `dsh-invariants: ${sum.requests} requests re-derived, ${sum.events} events and ${sum.streams} streams checked by ${sum.registries} registries across ${sum.files} test files; ${sum.unexpected} unexpected violations`
+  return `dsh-invariants: ${sum.requests} requests re-derived (${sum.outside} sent outside loop steps), ${sum.events} events and ${sum.streams} streams checked by ${sum.registries} registries across ${sum.files} test files; ${sum.unexpected} unexpected violations`
 }
 
 /** Prints and stores the summary line (once per process). */

@@ -92,6 +92,7 @@ export function installInvariantGuard(): void {
       file: testFile,
       registries: registries.size,
       requestsChecked: 0,
+      requestsOutsideSteps: 0,
       eventsChecked: 0,
       streamsChecked: 0,
       unexpectedViolations: unexpected,
@@ -100,6 +101,7 @@ export function installInvariantGuard(): void {
     for (const registry of registries) {
       const counters = registry.counters
       sum.requestsChecked += counters.requestsChecked
+      sum.requestsOutsideSteps += counters.requestsOutsideSteps
       sum.eventsChecked += counters.eventsChecked
       sum.streamsChecked += counters.streamsChecked
     }

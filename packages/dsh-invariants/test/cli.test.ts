@@ -3,7 +3,7 @@
  * `npx --yes pnpm@12.4.2 -F dsh-llm -F dsh-session -F dsh-invariants build` (the root `pnpm test` does).
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { installInvariantGuard } from 'dsh-invariants/vitest'
@@ -54,16 +54,21 @@ function edit(seq: number, change: (event: Record<string, unknown>) => Record<st
   return out
 }
 
+/** The summary line a check prints last. */
+function summary(files: number, events: number, turns: number, requests: number, violations: number): string {
+  return `dsh-invariants: checked ${files} file${files === 1 ? '' : 's'}: ${events} events, ${turns} turns, ${requests} requests re-derived, ${violations} violations\n`
+}
+
 describe('dsh-invariants check', () => {
-  it('exits 0 and prints nothing for a session file the checked app recorded, without touching it', () => {
+  it('exits 0 with a one-line summary for a session file the checked app recorded, without touching it', () => {
     const before = { bytes: readFileSync(clean), mtime: statSync(clean).mtimeMs }
     expect(lines()).toHaveLength(25)
-    expect(run('check', clean)).toEqual({ status: 0, stdout: '', stderr: '' })
+    expect(run('check', clean)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
     expect(readFileSync(clean)).toEqual(before.bytes)
     expect(statSync(clean).mtimeMs).toBe(before.mtime)
   })
 
-  it('exits 1 with file:line seq N [check] for a turn opened twice', () => {
+  it('exits 1 naming file, line, seq, event type and check for a turn opened twice', () => {
     const out = lines()
     // Seq 1 (line 3) is turn/start; insert a second one after it and renumber what follows.
     const second = { ...JSON.parse(out[2] ?? 'null'), seq: 2, data: { turn: 2, trigger: { kind: 'queued' } } }
@@ -74,7 +79,9 @@ describe('dsh-invariants check', () => {
     const path = copy('twice.jsonl', [...out.slice(0, 3), JSON.stringify(second), ...renumbered])
     expect(run('check', path)).toEqual({
       status: 1,
-      stdout: `${path}:4 seq 2 [log-grammar] turn/start opens turn 2 while turn 1 is still open (opened at seq 1)\n`,
+      stdout:
+        `${path}:4 seq 2 turn/start [log-grammar] turn/start opens turn 2 while turn 1 is still open (opened at seq 1)\n` +
+        summary(1, 25, 2, 2, 1),
       stderr: '',
     })
   })
@@ -86,8 +93,9 @@ describe('dsh-invariants check', () => {
     expect(run('check', path)).toEqual({
       status: 1,
       stdout:
-        `${path}:14 seq 13 [log-grammar] tool/result has seq 13; expected 12 (seqs run contiguously from 0)\n` +
-        `${path}:14 seq 13 [log-grammar] tool/result answers call c1, which never started (no tool/call), with a non-error result\n`,
+        `${path}:14 seq 13 tool/result [log-grammar] tool/result has seq 13; expected 12 (seqs run contiguously from 0)\n` +
+        `${path}:14 seq 13 tool/result [log-grammar] tool/result answers call c1, which never started (no tool/call), with a non-error result\n` +
+        summary(1, 23, 1, 2, 2),
       stderr: '',
     })
   })
@@ -102,13 +110,12 @@ describe('dsh-invariants check', () => {
       return event
     })
     const path = copy('unknown-call.jsonl', unknown)
-    expect(run('check', path)).toEqual({
-      status: 1,
-      stdout:
-        `${path}:15 seq 13 [log-grammar] tool/result answers call c9, which is not a call of step 1 (no assistant/message proposed it)\n` +
-        `${path}:16 seq 14 [log-grammar] step/end closes step 1 with unanswered tool call(s) c1\n`,
-      stderr: '',
-    })
+    const found = run('check', path)
+    expect(found.status).toBe(1)
+    expect(found.stdout.split('\n').slice(0, 2)).toEqual([
+      `${path}:15 seq 13 tool/result [log-grammar] tool/result answers call c9, which is not a call of step 1 (no assistant/message proposed it)`,
+      `${path}:16 seq 14 step/end [log-grammar] step/end closes step 1 with unanswered tool call(s) c1`,
+    ])
     const late = edit(10, (event) => ({
       ...event,
       data: { turn: 1, step: 1, chunk: { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } } },
@@ -117,8 +124,9 @@ describe('dsh-invariants check', () => {
     expect(run('check', twice)).toEqual({
       status: 1,
       stdout:
-        `${twice}:12 seq 10 [stream-grammar] assistant/chunk of the model call starting at seq 4 (turn 1 step 1): chunk #6 (usage) is a second usage chunk; the first was chunk #5\n` +
-        `${twice}:13 seq 11 [stream-grammar] assistant/message completes the model call starting at seq 4, but the stream ended after 7 chunk(s) without a finish chunk\n`,
+        `${twice}:12 seq 10 assistant/chunk [stream-grammar] assistant/chunk of the model call starting at seq 4 (turn 1 step 1): chunk #6 (usage) is a second usage chunk; the first was chunk #5\n` +
+        `${twice}:13 seq 11 assistant/message [stream-grammar] assistant/message completes the model call starting at seq 4, but the stream ended after 7 chunk(s) without a finish chunk\n` +
+        summary(1, 24, 1, 2, 2),
       stderr: '',
     })
   })
@@ -129,7 +137,7 @@ describe('dsh-invariants check', () => {
     const path = copy('garbled.jsonl', out)
     expect(run('check', path)).toEqual({
       status: 2,
-      stdout: '',
+      stdout: `${summary(0, 0, 0, 0, 0).trimEnd()}, 1 unreadable\n`,
       stderr: `${path}:6: the line is not valid JSON (CORRUPT_LOG)\n`,
     })
     const missing = join(dir, 'missing.jsonl')
@@ -144,7 +152,7 @@ describe('dsh-invariants check', () => {
       edit(1, (event) => ({ ...event, data: { turn: 'one' } })),
     )
     const result = run('check', path)
-    expect(result).toMatchObject({ status: 2, stdout: '' })
+    expect(result.status).toBe(2)
     expect(result.stderr).toMatch(
       new RegExp(`^${path}:3: invalid event: invalid turn/start event at seq 1: data.turn: `),
     )
@@ -153,27 +161,91 @@ describe('dsh-invariants check', () => {
   it('ignores a torn final line as a storage load would', () => {
     const out = lines()
     const path = copy('torn.jsonl', [...out, '{"type":"user/mess'], '')
-    expect(run('check', path)).toEqual({ status: 0, stdout: '', stderr: '' })
+    expect(run('check', path)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
+    const unparsable = copy('torn-terminated.jsonl', [...out, '{"type":"user/mess'])
+    expect(run('check', unparsable)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
   })
 
-  it('checks several files and exits with the worst status', () => {
+  it('checks several files and directories in one call and exits with the worst status', () => {
     const out = lines()
+    const nested = mkdtempSync(join(dir, 'nested-'))
+    mkdirSync(join(nested, 'deeper'))
+    writeFileSync(join(nested, 'deeper', 'copy.jsonl'), readFileSync(clean))
+    writeFileSync(join(nested, 'notes.txt'), 'not a session')
     const bad = copy('bad.jsonl', [
       ...out.slice(0, 3),
       JSON.stringify({ ...JSON.parse(out[3] ?? 'null'), seq: 5 }),
     ])
-    expect(run('check', clean, bad)).toEqual({
+    expect(run('check', clean, nested, bad)).toEqual({
       status: 1,
-      stdout: `${bad}:4 seq 5 [log-grammar] step/start has seq 5; expected 2 (seqs run contiguously from 0)\n`,
+      stdout:
+        `${bad}:4 seq 5 step/start [log-grammar] step/start has seq 5; expected 2 (seqs run contiguously from 0)\n` +
+        summary(3, 51, 3, 4, 1),
       stderr: '',
     })
     expect(run('check', bad, join(dir, 'nope.jsonl')).status).toBe(2)
+    const empty = mkdtempSync(join(dir, 'empty-'))
+    expect(run('check', empty)).toMatchObject({
+      status: 2,
+      stderr: `${empty}: the directory holds no .jsonl session files\n`,
+    })
+  }, 30_000)
+
+  it('prints one JSON document with --json', () => {
+    const bad = copy('bad-json.jsonl', [
+      ...lines().slice(0, 3),
+      JSON.stringify({ ...JSON.parse(lines()[3] ?? 'null'), seq: 5 }),
+    ])
+    const result = run('check', '--json', clean, bad, join(dir, 'absent.jsonl'))
+    expect(result.status).toBe(2)
+    expect(result.stderr).toBe('')
+    expect(JSON.parse(result.stdout)).toEqual({
+      status: 2,
+      totals: { files: 2, events: 27, turns: 2, requests: 2, violations: 1, unreadable: 1 },
+      files: [
+        { file: clean, sessionId: 'recorded', events: 24, turns: 1, requests: 2, violations: [] },
+        {
+          file: bad,
+          sessionId: 'recorded',
+          events: 3,
+          turns: 1,
+          requests: 0,
+          violations: [
+            {
+              check: 'log-grammar',
+              seq: 5,
+              index: 2,
+              line: 4,
+              eventType: 'step/start',
+              message: 'step/start has seq 5; expected 2 (seqs run contiguously from 0)',
+            },
+          ],
+        },
+        {
+          file: join(dir, 'absent.jsonl'),
+          error: { code: 'STORAGE', message: expect.stringMatching(/cannot read: ENOENT/) },
+        },
+      ],
+    })
   })
 
-  it('prints usage and exits 2 without a command', () => {
+  it('exits 0 for --help and --version, 2 for a usage error', () => {
+    const help = run('--help')
+    expect(help.status).toBe(0)
+    expect(help.stdout).toContain(
+      'usage:\n  dsh-invariants check [--json] [--no-progress] <file.jsonl | dir>...',
+    )
+    expect(help.stdout).toContain(
+      'exit codes: 0 every file clean; 1 violations found; 2 usage error, or a file unreadable or corrupt',
+    )
+    expect(run('-h').stdout).toBe(help.stdout)
+    const pkg = JSON.parse(readFileSync(join(CLI, '..', '..', 'package.json'), 'utf8'))
+    expect(run('--version')).toEqual({ status: 0, stdout: `${pkg.version}\n`, stderr: '' })
     expect(run()).toMatchObject({ status: 2, stdout: '' })
-    expect(run('frobnicate', clean).stderr).toContain('usage:\n  dsh-invariants check <file.jsonl>...')
-  })
+    expect(run('frobnicate', clean).stderr).toContain('dsh-invariants: unknown command "frobnicate"\nusage:')
+    expect(run('check', '--colour', clean)).toMatchObject({ status: 2, stdout: '' })
+    expect(run('check')).toMatchObject({ status: 2, stdout: '' })
+  }, 30_000)
 })
 
 describe('dsh-invariants requests', () => {

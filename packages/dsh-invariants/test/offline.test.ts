@@ -67,7 +67,8 @@ describe('checkSessionLog', () => {
           'assistant/message completes the model call starting at seq 17, but the stream ended after 4 chunk(s) without a finish chunk',
       },
     ])
-    // A delta after the finish of the first call reads, offline, as a retry's call that starts badly.
+    // A delta after the finish of the first call reads, offline, as a retry's call that starts badly,
+    // and the answer after it is then not the assembly of that call's one chunk.
     const late = {
       ...events[10],
       data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } },
@@ -82,6 +83,14 @@ describe('checkSessionLog', () => {
         index: 11,
         message:
           'assistant/chunk of the model call starting at seq 11 (turn 1 step 1): chunk #0 (text-delta index 0) needs an open text block 0, but no block-start opened it',
+      },
+      {
+        check: 'log-grammar',
+        seq: 12,
+        index: 12,
+        message: expect.stringMatching(
+          /^assistant\/message carries message \S+, which is not the assembly of its 1 assistant\/chunk event\(s\) from seq 11: at content\[0\]\.type the chunks assemble "text", the message has "tool-call"$/,
+        ),
       },
       {
         check: 'stream-grammar',

@@ -2,7 +2,7 @@ import type { Context } from 'cordis'
 import { InvariantError, type InvariantRegistry } from 'dsh-invariants'
 import { createCheckedApp, installInvariantGuard } from 'dsh-invariants/vitest'
 import { type LlmRequest, markLoopRequest, SessionId, userText } from 'dsh-llm'
-import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
+import { type ScriptedAdapter, scriptedAdapter, textResponse } from 'dsh-llm/testing'
 import { composeRequest, type Session } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { type Driver, drain, HEADER } from './driver.ts'
@@ -14,9 +14,10 @@ let app: Context
 let registry: InvariantRegistry
 let session: Session
 let driver: Driver
+let adapter: ScriptedAdapter
 
 beforeEach(async () => {
-  ;({ app, session, driver } = await scriptedSession(
+  ;({ app, session, driver, adapter } = await scriptedSession(
     [textResponse('one'), textResponse('two'), textResponse('three')],
     's-1',
   ))
@@ -63,7 +64,12 @@ describe('request reconstruction', () => {
     driver.endStep()
     driver.startStep()
     await driver.call()
-    expect(registry.counters).toEqual({ requestsChecked: 2, eventsChecked: 18, streamsChecked: 2 })
+    expect(registry.counters).toEqual({
+      requestsChecked: 2,
+      requestsOutsideSteps: 0,
+      eventsChecked: 18,
+      streamsChecked: 2,
+    })
     expect(registry.violations).toEqual([])
   })
 
@@ -199,7 +205,7 @@ describe('request reconstruction', () => {
     expect(registry.counters).toMatchObject({ requestsChecked: 0, streamsChecked: 1 })
   })
 
-  it('sits outermost: a listener registered after it sees the request only once it passed', () => {
+  it('checks at the adapter boundary: listeners see the request, the adapter never does', () => {
     const seen: string[] = []
     app.on('llm/stream', (request, next) => {
       seen.push(request.model)
@@ -210,7 +216,8 @@ describe('request reconstruction', () => {
       () => app.llm.stream(tampered(request, { model: 'bigger' })),
       `[request-reconstruction] ${SUBJECT}: field model differs at model: the log implies "script-1", the request has "bigger"`,
     )
-    expect(seen).toEqual([])
+    expect(seen).toEqual(['bigger'])
+    expect(adapter.callCount).toBe(0)
   })
 
   it('can be left out by configuration', async () => {

@@ -52,7 +52,12 @@ describe('the registry', () => {
     const app = await createCheckedApp()
     expect(app.invariants.checks).toEqual(['request-reconstruction', 'log-grammar', 'stream-grammar'])
     expect(app.invariants.isEnabled('log-grammar')).toBe(true)
-    expect(app.invariants.counters).toEqual({ requestsChecked: 0, eventsChecked: 0, streamsChecked: 0 })
+    expect(app.invariants.counters).toEqual({
+      requestsChecked: 0,
+      requestsOutsideSteps: 0,
+      eventsChecked: 0,
+      streamsChecked: 0,
+    })
     expect(app.invariants.violations).toEqual([])
   })
 

@@ -33,9 +33,19 @@ export type {
   ReasoningEffort,
   ToolSchema,
 } from './request.ts'
-export { type LoopRequestMark, loopRequestMark, markLoopRequest } from './request-mark.ts'
+export {
+  currentLoopStep,
+  type LoopRequestMark,
+  type LoopStepScope,
+  type LoopStepStreamer,
+  loopRequestMark,
+  markLoopRequest,
+  outsideLoopStep,
+  streamInLoopStep,
+  trackLoopSteps,
+} from './request-mark.ts'
 export { type RetryOptions, type RetryPolicy, resolveRetryPolicy } from './retry.ts'
-export { LlmRuntime, LlmRuntime as default } from './runtime.ts'
+export { type AdapterGuard, LlmRuntime, LlmRuntime as default } from './runtime.ts'
 export type { StreamChunk, StreamChunkType, Usage } from './stream.ts'
 export { StreamListenerError, streamListenerOf } from './stream-listeners.ts'
 export {

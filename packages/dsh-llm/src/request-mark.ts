@@ -1,26 +1,149 @@
 /**
- * Loop-built requests carry a mark that says which session log (and how much of it) they were
- * derived from, so a checker can re-derive them. The mark lives beside the request, not inside it:
- * the request stays exactly what the model receives.
+ * Which loop step a model request belongs to. The loop marks the request it derives and streams it
+ * inside a step scope; a checker at the adapter boundary reads the scope of whatever request arrives
+ * there, so a listener that re-sends a modified copy cannot shed the attribution with the object.
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type { SessionId } from './ids.ts'
 import type { LlmRequest } from './request.ts'
+import type { StreamChunk } from './stream.ts'
 
-/** Where a loop-built request came from: the session and the number of log events it saw. */
+/** Where a loop-built request came from: the session, the log prefix it saw, and its step. */
 export interface LoopRequestMark {
   readonly sessionId: SessionId
   /** The log length (next seq) when the request was built; the request derives from seqs below it. */
   readonly logLength: number
+  /** The turn and step the request was built for, when the builder knows them. */
+  readonly turn?: number
+  readonly step?: number
+}
+
+/** A loop step's model call in progress: its mark and the request the loop derived for it. */
+export interface LoopStepScope {
+  readonly mark: LoopRequestMark
+  /** The request the loop built and handed to `llm.stream`. */
+  readonly request: LlmRequest
+}
+
+interface OpenScope extends LoopStepScope {
+  open: boolean
 }
 
 const marks = new WeakMap<LlmRequest, LoopRequestMark>()
+const STORAGE = Symbol.for('dsh-llm/loop-step-storage')
 
-/** Records that `request` was built by the agent loop from the given log prefix. */
+/** The process-wide step storage, shared by every copy of this module; absent until tracking starts. */
+function storage(): AsyncLocalStorage<OpenScope> | undefined {
+  return (globalThis as { [STORAGE]?: AsyncLocalStorage<OpenScope> })[STORAGE]
+}
+
+/**
+ * Records that `request` was built by the agent loop from the given log prefix. The mark lives beside
+ * the request, not inside it: the request stays exactly what the model receives.
+ */
 export function markLoopRequest(request: LlmRequest, mark: LoopRequestMark): void {
-  marks.set(request, Object.freeze({ sessionId: mark.sessionId, logLength: mark.logLength }))
+  marks.set(
+    request,
+    Object.freeze({
+      sessionId: mark.sessionId,
+      logLength: mark.logLength,
+      ...(mark.turn === undefined ? {} : { turn: mark.turn }),
+      ...(mark.step === undefined ? {} : { step: mark.step }),
+    }),
+  )
 }
 
 /** The mark of a loop-built request, or `undefined` for a request built elsewhere. */
 export function loopRequestMark(request: LlmRequest): LoopRequestMark | undefined {
   return marks.get(request)
+}
+
+/**
+ * Turns on step attribution for this process (idempotent): from now on `streamInLoopStep` runs each
+ * step's model call in an async scope that `currentLoopStep` reads. A boundary checker calls it when
+ * it mounts; without one, streaming a step costs nothing extra.
+ */
+export function trackLoopSteps(): void {
+  const holder = globalThis as { [STORAGE]?: AsyncLocalStorage<OpenScope> }
+  holder[STORAGE] ??= new AsyncLocalStorage<OpenScope>()
+}
+
+/**
+ * The loop step whose model call is running in the current async context, or `undefined` outside
+ * any step (or once that step's stream has ended, for work it scheduled that outlives it). Anything
+ * the step's `llm/stream` chain calls — re-entrant `llm.stream` calls, timers, awaited work — sees it.
+ */
+export function currentLoopStep(): LoopStepScope | undefined {
+  const scope = storage()?.getStore()
+  return scope?.open === true ? scope : undefined
+}
+
+/**
+ * Runs `fn` outside any loop step: model calls it makes are not the step's request, and a boundary
+ * checker reports them as sent outside a step instead of comparing them with the step's derivation.
+ * For a plugin that calls a model of its own (a classifier, a summariser) while a step streams.
+ */
+export function outsideLoopStep<T>(fn: () => T): T {
+  const als = storage()
+  return als === undefined ? fn() : als.exit(fn)
+}
+
+/** What `streamInLoopStep` needs of the runtime: its `stream`. */
+export interface LoopStepStreamer {
+  stream(request: LlmRequest): AsyncIterable<StreamChunk>
+}
+
+/**
+ * Streams the marked loop request `request` through `llm.stream` inside its step scope: the call and
+ * every `next`/`return` of the iteration run in the scope, which closes when the stream ends, throws
+ * or is returned. An unmarked request, or step tracking off, streams as `llm.stream(request)` does.
+ * Throws (synchronously or from the iteration) whatever `llm.stream` throws.
+ */
+export function streamInLoopStep(llm: LoopStepStreamer, request: LlmRequest): AsyncIterable<StreamChunk> {
+  const als = storage()
+  const mark = marks.get(request)
+  if (als === undefined || mark === undefined) return llm.stream(request)
+  const scope: OpenScope = { mark, request, open: true }
+  const close = () => {
+    scope.open = false
+  }
+  let source: AsyncIterable<StreamChunk>
+  try {
+    source = als.run(scope, () => llm.stream(request))
+  } catch (error) {
+    close()
+    throw error
+  }
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<StreamChunk> {
+      const iterator = als.run(scope, () => source[Symbol.asyncIterator]())
+      const settle = (result: IteratorResult<StreamChunk>) => {
+        if (result.done === true) close()
+        return result
+      }
+      const fail = (error: unknown): never => {
+        close()
+        throw error
+      }
+      return {
+        next: () => {
+          try {
+            return als.run(scope, () => iterator.next()).then(settle, fail)
+          } catch (error) {
+            close()
+            return Promise.reject(error)
+          }
+        },
+        return: async (value?: unknown) => {
+          try {
+            const done =
+              iterator.return === undefined ? undefined : als.run(scope, () => iterator.return?.(value))
+            return (await done) ?? { done: true, value: undefined }
+          } finally {
+            close()
+          }
+        },
+      }
+    },
+  }
 }

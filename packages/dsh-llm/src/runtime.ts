@@ -20,11 +20,18 @@ declare module 'cordis' {
 }
 
 /**
+ * A check of each request at the adapter boundary (see `LlmRuntime.guard`): returns to let it through,
+ * throws to stop it.
+ */
+export type AdapterGuard = (request: LlmRequest) => void
+
+/**
  * The model runtime service (`ctx.llm`). Holds one adapter per provider name and runs every
  * model call through the `llm/stream` waterfall.
  */
 export class LlmRuntime extends Service {
   private readonly adapters = new Map<string, LlmAdapter>()
+  private readonly guards = new Set<AdapterGuard>()
   private readonly hooks: Readonly<Record<string, readonly StreamHook[] | undefined>>
 
   constructor(ctx: Context) {
@@ -72,6 +79,25 @@ export class LlmRuntime extends Service {
     }
   }
 
+  /**
+   * Adds a check called with every request at the last boundary: when the `llm/stream` chain reaches
+   * its innermost step, just before the adapter is looked up and called. A guard that throws stops
+   * the request (the adapter is not called); the error propagates out of the `next()` call that
+   * reached the adapter, like a listener's error. An effect of the calling plugin; returns a disposer.
+   */
+  guard(check: AdapterGuard): () => void {
+    const guards = this.guards
+    const dispose = this.ctx.effect(() => {
+      guards.add(check)
+      return () => {
+        guards.delete(check)
+      }
+    }, 'llm adapter guard')
+    return () => {
+      dispose()
+    }
+  }
+
   /** The adapter registered for `provider`, if any. */
   adapterFor(provider: string): LlmAdapter | undefined {
     return this.adapters.get(provider)
@@ -91,6 +117,8 @@ export class LlmRuntime extends Service {
    *   `finish` — `{kind: 'aborted'}` (code `ABORTED`) if `request.signal` is aborted, else
    *   `{kind: 'error'}` carrying the thrown `LlmError`'s failure or code `ADAPTER_THREW`.
    *
+   * Guards (`guard`) run when the chain reaches the innermost step, with the request as it arrives
+   * there; their errors propagate like a listener's (a `HarnessError` as it is).
    * Errors thrown by `llm/stream` listeners themselves are NOT contained: they propagate to the
    * caller, synchronously from this call or from the iteration, so a checker wrapping the stream
    * can fail loudly. They are blamed on the listener's plugin: a `HarnessError` propagates as it is
@@ -98,7 +126,10 @@ export class LlmRuntime extends Service {
    * (`STREAM_LISTENER_FAILED`) naming it.
    */
   stream(request: LlmRequest): AsyncIterable<StreamChunk> {
-    const inner = () => guardedStream(this.adapters.get(request.provider), request)
+    const inner = (): AsyncIterable<StreamChunk> => {
+      for (const guard of this.guards) guard(request)
+      return guardedStream(this.adapters.get(request.provider), request)
+    }
     const hooks = this.hooks['llm/stream']
     if (hooks === undefined || hooks.length === 0) return inner()
     return blamedWaterfall(hooks.slice(), request, inner)

@@ -109,7 +109,13 @@ describe('a fleet of three host processes', () => {
       }
       await Promise.all([spawnHost(), spawnHost(), spawnHost()])
       const tasks = new Map<string, string>()
-      const paused: { host: HostProcess; held: string[]; lost: string[]; resumedAt: number }[] = []
+      const paused: {
+        host: HostProcess
+        held: string[]
+        lost: string[]
+        pausedAt: number
+        resumedAt: number
+      }[] = []
       for (let round = 0; round < ROUNDS; round++) {
         // Each round gives every session a new task, kills one host and pauses another mid-work.
         for (const id of ids) {
@@ -144,7 +150,7 @@ describe('a fleet of three host processes', () => {
         )
         // Give the other held sessions time to be taken too, then wake the sleeper.
         await new Promise((resolve) => setTimeout(resolve, 300))
-        paused.push({ ...sleeper, lost: takenOver(), resumedAt: sleeper.host.facts.length })
+        paused.push({ ...sleeper, lost: takenOver(), pausedAt, resumedAt: sleeper.host.facts.length })
         sleeper.host.child.kill('SIGCONT')
         await until(
           `every session to finish round ${round} and every lease to be free`,
@@ -182,9 +188,10 @@ describe('a fleet of three host processes', () => {
         const refused = after.filter((fact) => fact.t === 'fail' && sleeper.lost.includes(fact.id ?? ''))
         expect(refused.map((fact) => fact.code).filter((code) => code !== 'LEASE_LOST')).toEqual([])
         for (const id of sleeper.lost) {
+          // The first seq the taker of this pause wrote (acks of other hosts read after the pause).
           const takerFirst = Math.min(
             ...acks
-              .filter((ack) => ack.id === id && ack.host !== sleeper.host.name && ack.recv > 0)
+              .filter((ack) => ack.id === id && ack.host !== sleeper.host.name && ack.recv > sleeper.pausedAt)
               .map((ack) => ack.seq ?? 0),
           )
           const late = after.filter(

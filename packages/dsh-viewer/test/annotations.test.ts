@@ -61,7 +61,9 @@ it('tells inbox-borne user messages from injected ones', async () => {
   const data = buildViewData({ file: 'x.jsonl', events: log })
   const userMessages = log.flatMap((e, i) => (e.type === 'user/message' ? [i] : []))
   expect(
-    userMessages.map((i) => (log[i]?.data as unknown as { content: [{ text: string }] }).content[0].text),
+    userMessages.map(
+      (i) => (log[i]?.data as unknown as { content: [{ text: string }] } | undefined)?.content[0].text,
+    ),
   ).toEqual(['The user opened main.ts.', 'hi'])
   expect(data.injected).toEqual([userMessages[0]])
   expect(data.inbox.map((i) => log[i]?.type)).toEqual(['agent/inbox/spliced', 'agent/inbox/spliced'])

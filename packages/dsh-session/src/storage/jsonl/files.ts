@@ -3,7 +3,7 @@
  * atomic exclusive creation of a new file, and syncing a directory entry.
  */
 import { randomBytes } from 'node:crypto'
-import { writeSync } from 'node:fs'
+import { fdatasync, writeSync } from 'node:fs'
 import { type FileHandle, link, open, unlink } from 'node:fs/promises'
 import { errorCode } from './lock.ts'
 
@@ -12,21 +12,28 @@ import { errorCode } from './lock.ts'
  * (`nodeAppendIo`) is what production uses.
  */
 export interface AppendIo {
-  /** Writes `data` at the end of the append-mode `handle`; resolves with the bytes written. */
-  write(handle: FileHandle, data: Uint8Array): Promise<number>
+  /**
+   * Writes `data` at the end of the append-mode `handle`; returns (or resolves with) the bytes
+   * written. A synchronous result saves the append path a promise hop.
+   */
+  write(handle: FileHandle, data: Uint8Array): number | Promise<number>
   /** Makes everything written to `handle` durable (fdatasync). */
   sync(handle: FileHandle): Promise<void>
 }
 
 /**
- * Node's calls: the write is a `writeSync` on the handle's descriptor, the sync is
- * `FileHandle.datasync` on the thread pool. Appending a batch to a regular file only copies it into
+ * Node's calls: the write is a `writeSync` on the handle's descriptor, the sync is the callback
+ * `fs.fdatasync` on the same descriptor, on the thread pool (the callback form skips the
+ * `FileHandle` promise wrapper: about 10% less CPU per durable tool-loop step, measured A/B). Appending a batch to a regular file only copies it into
  * the page cache (microseconds for a batch), cheaper inline than a thread-pool round trip per batch;
  * the fdatasync is what waits for the disk, so it stays off the event loop.
  */
 export const nodeAppendIo: AppendIo = {
-  write: async (handle, data) => writeSync(handle.fd, data),
-  sync: (handle) => handle.datasync(),
+  write: (handle, data) => writeSync(handle.fd, data),
+  sync: (handle) =>
+    new Promise<void>((resolve, reject) =>
+      fdatasync(handle.fd, (error) => (error === null ? resolve() : reject(error))),
+    ),
 }
 
 /**
@@ -37,13 +44,23 @@ export async function writeDurably(io: AppendIo, handle: FileHandle, data: Uint8
   await io.sync(handle)
 }
 
-/** Writes all of `data` with `io.write`, one call unless the OS writes short. */
-export async function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array): Promise<void> {
-  let done = 0
+/**
+ * Writes all of `data` with `io.write`, one call unless the OS writes short. Synchronous (returns
+ * `undefined`) while `io.write` is; returns a promise once a write returns one.
+ */
+export function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array, from = 0): void | Promise<void> {
+  let done = from
   while (done < data.length) {
-    const written = await io.write(handle, done === 0 ? data : data.subarray(done))
-    if (written <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
-    done += written
+    const result = io.write(handle, done === 0 ? data : data.subarray(done))
+    if (typeof result !== 'number') {
+      const at = done
+      return result.then((written) => {
+        if (written <= 0) throw new Error(`write made no progress after ${at} of ${data.length} bytes`)
+        return writeAll(io, handle, data, at + written)
+      })
+    }
+    if (result <= 0) throw new Error(`write made no progress after ${done} of ${data.length} bytes`)
+    done += result
   }
 }
 

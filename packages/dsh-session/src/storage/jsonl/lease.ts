@@ -23,8 +23,10 @@ export interface Lease {
   nextSeq?: number
   /** The file's size through the last durable batch: where a failed batch is cut back to. */
   size: number
-  /** Appends run one after another, in call order. */
+  /** Appends run one after another, in call order: this settles when the last one queued has. */
   queue: Promise<void>
+  /** Appends queued or running; 0 means the next one may start at once. */
+  pending: number
   /** Set once the writer must stop (lease lost, file replaced, tail unknown); every later append throws it. */
   failure?: SessionError
 }

@@ -131,8 +131,18 @@ export class JsonlStorage implements SessionStorage {
       )
     }
     const run = () => this.appendNow(lease, sessionId, file, events, expectedSeq)
-    const done = lease.queue.then(run, run)
-    lease.queue = done.catch(() => undefined)
+    // Idle: start at once (no hop through the queue); busy: run after the appends before it.
+    const done = lease.pending === 0 ? run() : lease.queue.then(run, run)
+    lease.pending++
+    const settled = done.then(
+      () => {
+        lease.pending--
+      },
+      () => {
+        lease.pending--
+      },
+    )
+    lease.queue = settled
     return done
   }
 
@@ -256,11 +266,19 @@ export class JsonlStorage implements SessionStorage {
     }
     if (events.length === 0) return
     const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
-    const slices = Array.isArray(encoded) ? encoded : await encoded
-    assertStillOwned(lease, sessionId, file)
+    let slices: Buffer[]
+    if (Array.isArray(encoded)) slices = encoded
+    else {
+      // Encoding yielded to the event loop: check the lease and file again before writing.
+      slices = await encoded
+      assertStillOwned(lease, sessionId, file)
+    }
     try {
       lease.handle ??= await this.openAppend(lease, sessionId, file)
-      for (const slice of slices) await writeAll(this.io, lease.handle, slice)
+      for (const slice of slices) {
+        const wrote = writeAll(this.io, lease.handle, slice)
+        if (wrote !== undefined) await wrote
+      }
       await this.io.sync(lease.handle)
     } catch (error) {
       const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
@@ -345,7 +363,7 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`cannot take the lock of session ${sessionId} (${file})`, { sessionId, file }, error)
     })
-    const lease: Lease = { lock, queue: Promise.resolve(), size: 0 }
+    const lease: Lease = { lock, queue: Promise.resolve(), pending: 0, size: 0 }
     this.leases.set(sessionId, lease)
     return lease
   }

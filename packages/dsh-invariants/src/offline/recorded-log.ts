@@ -26,7 +26,8 @@ export function eventLine(index: number): number {
   return index + 2
 }
 
-function corrupt(file: string, line: number, why: string, cause?: unknown): SessionError {
+/** A `CORRUPT_LOG` error naming `file:line`. */
+export function corrupt(file: string, line: number, why: string, cause?: unknown): SessionError {
   return new SessionError(
     'CORRUPT_LOG',
     `${file}:${line}: ${why}`,
@@ -39,7 +40,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function decodeHeader(text: string, file: string): SessionFileHeader {
+/** Decodes and checks the header line (line 1) of `file`. Throws `CORRUPT_LOG` or `UNSUPPORTED_VERSION`. */
+export function decodeHeader(text: string, file: string): SessionFileHeader {
   let value: unknown
   try {
     value = JSON.parse(text)
@@ -74,7 +76,7 @@ function decodeHeader(text: string, file: string): SessionFileHeader {
  * Validates one event line: the core schemas through `validateEvent`; an event type no loaded package
  * defined (a plugin's) is accepted on its envelope alone, since this reader cannot know its payload.
  */
-function decodeEvent(value: unknown, file: string, line: number): SessionEvent {
+export function decodeEvent(value: unknown, file: string, line: number): SessionEvent {
   try {
     return validateEvent(value)
   } catch (cause) {

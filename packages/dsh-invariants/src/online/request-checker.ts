@@ -4,9 +4,9 @@
  */
 import type { LlmRequest, LoopRequestMark, Message } from 'dsh-llm'
 import { composeRequest, type HeaderState, type Session, type SessionStore } from 'dsh-session'
-import { compareRequestTo } from './compare.ts'
-import { RequestFold } from './request-fold.ts'
-import type { Violation } from './types.ts'
+import { compareRequestTo } from '../derive/compare.ts'
+import { RequestFold } from '../derive/request-fold.ts'
+import type { Violation } from '../types.ts'
 
 /** The expected request minus its history, composed once per header snapshot. */
 interface Shell {
@@ -48,7 +48,7 @@ export class RequestChecker {
   verify(request: LlmRequest, mark: LoopRequestMark): Violation | undefined {
     const base = { check: 'request-reconstruction', sessionId: mark.sessionId } as const
     const session = this.sessions.get(mark.sessionId)
-    const subject = `the request marked for session ${mark.sessionId} at log length ${mark.logLength}`
+    const subject = describeMark(mark)
     if (session === undefined) {
       return { ...base, message: `${subject} names a session that is not open in this context` }
     }
@@ -93,15 +93,50 @@ export class RequestChecker {
       request,
       prefix.length,
     )
-    if (problem === undefined) return undefined
+    if (problem !== undefined) {
+      return {
+        ...base,
+        message: `${subject} is not what the log implies (header at seq ${header.seq}): ${problem}`,
+      }
+    }
+    return adjacencyViolation(state.fold, prefix.length, subject, base)
+  }
+}
+
+/**
+ * The tool-adjacency verdict on a request derived from `fold`: the first problem the history gained
+ * since the previous request, or calls still unanswered when the request is sent. `offset` is the
+ * number of prefix messages before the history in the request.
+ */
+export function adjacencyViolation<T extends object>(
+  fold: RequestFold,
+  offset: number,
+  subject: string,
+  base: T,
+): (T & { readonly message: string }) | undefined {
+  const [broken] = fold.takeAdjacencyProblems()
+  if (broken !== undefined) {
     return {
       ...base,
-      message: `${subject} is not what the log implies (header at seq ${header.seq}): ${problem}`,
+      message: `${subject} breaks tool adjacency at messages[${offset + broken.index}]: ${broken.message}`,
     }
+  }
+  const unanswered = fold.unansweredCalls
+  if (unanswered.length === 0) return undefined
+  return {
+    ...base,
+    message: `${subject} is sent while tool call(s) ${unanswered.join(', ')} of messages[${offset + fold.unansweredAt}] have no result`,
   }
 }
 
 function shell(header: HeaderState, mark: LoopRequestMark): Shell {
   const request = composeRequest(header.header, [], { sessionId: mark.sessionId })
   return { header, request, prefix: header.header.messagePrefix ?? [] }
+}
+
+/** How messages name a marked request: `the request marked for session S at log length N (turn T step K)`. */
+export function describeMark(mark: LoopRequestMark): string {
+  const step =
+    mark.turn === undefined || mark.step === undefined ? '' : ` (turn ${mark.turn} step ${mark.step})`
+  return `the request marked for session ${mark.sessionId} at log length ${mark.logLength}${step}`
 }

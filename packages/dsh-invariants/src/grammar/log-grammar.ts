@@ -13,8 +13,9 @@ import {
   type SessionParent,
   sessionEventDefinition,
 } from 'dsh-session'
-import type { CheckSink } from './registry.ts'
-import type { Violation } from './types.ts'
+import type { CheckSink } from '../registry.ts'
+import type { Violation } from '../types.ts'
+import { CallAssembly } from './message-chunks.ts'
 
 /** One tool call of the open step. */
 interface CallState {
@@ -31,6 +32,8 @@ interface StepState {
   readonly openedAt: number
   /** Tool calls by id, in the order they were proposed. */
   readonly calls: Map<string, CallState>
+  /** The chunks of the step's model call in progress. */
+  readonly output: CallAssembly
 }
 
 interface TurnState {
@@ -80,7 +83,13 @@ const STEP_MEMBERS = new Set([
  * - `tool/result`: only for a call of the open step (proposed, or announced by `tool/call`) that has
  *   no result yet; its block's `toolCallId` and its source's `callId` agree. A result for a call
  *   with no `tool/call` logged answers a call that never started (crash repair's `TOOL_NOT_STARTED`,
- *   cancellation), so it must be an error result (`error` set or `isError: true`).
+ *   cancellation), so it must be an error result (`error` set or `isError: true`). Results of
+ *   proposed calls come in the order the model proposed the calls.
+ * - Tool adjacency: while calls of the step's `assistant/message` wait for results, no `user/message`
+ *   and no other `assistant/message` may stand.
+ * - `assistant/message` (appended to the surface): equals what the `BlockAssembler` makes of the
+ *   `assistant/chunk` events of its model call — its assembled prefix (`interruptedBlocks`) when
+ *   `interrupted`. A call ends at its `finish` chunk, a `request/retry`, or a tool, step or turn event.
  * - `agent/inbox/spliced`: applies to the inbox folded so far (`applyInboxSplice`).
  * - `session/end-seed`: only as a fork's seed marker — once, between turns, at the seed length.
  * - `user/message` may stand anywhere; so may other event types, unless their definition
@@ -182,6 +191,11 @@ export class LogGrammar {
         if (!('nextTurn' in result)) out.push(result)
         break
       }
+      case 'user/message': {
+        const waiting = this.waitingCalls()
+        if (waiting !== undefined) report(`carries message ${event.data.id}, which ${waiting}`)
+        break
+      }
       default:
         if (turn === undefined && sessionEventDefinition(type)?.enclosure === 'turn') {
           report('stands between turns, but its event definition says it belongs inside an open turn')
@@ -223,6 +237,16 @@ export class LogGrammar {
         }
         return
       }
+      case 'assistant/message': {
+        const waiting = this.waitingCalls()
+        if (waiting !== undefined) report(`carries message ${event.data.message.id}, which ${waiting}`)
+        const surface = event.surface
+        if (surface === undefined || surface.op === 'append') {
+          const problem = step.output.check(event.data)
+          if (problem !== undefined) report(problem)
+        }
+        return
+      }
       case 'assistant/chunk':
         if (!this.headerSeen && !this.headerlessChunkReported) {
           report(
@@ -260,11 +284,29 @@ export class LogGrammar {
         } else if (call.calledAt === undefined && event.data.error === undefined && block.isError !== true) {
           report(`answers call ${callId}, which never started (no tool/call), with a non-error result`)
         }
+        if (call?.proposed === true && call.answeredAt === undefined) {
+          const due = [...step.calls].find(([, other]) => other.proposed && other.answeredAt === undefined)
+          if (due !== undefined && due[0] !== callId) {
+            report(
+              `answers call ${callId} while call ${due[0]}, proposed before it, has no result: results follow the order the model made the calls`,
+            )
+          }
+        }
         return
       }
       default:
         return
     }
+  }
+
+  /** What a message standing now would break: the step's calls still waiting, or `undefined`. */
+  private waitingCalls(): string | undefined {
+    const step = this.turn?.step
+    if (step === undefined) return undefined
+    const waiting: string[] = []
+    for (const [id, call] of step.calls) if (call.proposed && call.answeredAt === undefined) waiting.push(id)
+    if (waiting.length === 0) return undefined
+    return `stands between the tool calls of step ${step.step} and their results (unanswered: ${waiting.join(', ')}): results follow their calls directly`
   }
 
   private spliced(event: SessionEvent & { type: 'agent/inbox/spliced' }): InboxState | Violation {
@@ -309,7 +351,12 @@ export class LogGrammar {
       case 'step/start':
         if (turn === undefined || turn.step !== undefined) return
         turn.lastStep = event.data.step
-        turn.step = { step: event.data.step, openedAt: event.seq, calls: new Map() }
+        turn.step = {
+          step: event.data.step,
+          openedAt: event.seq,
+          calls: new Map(),
+          output: new CallAssembly(),
+        }
         return
       case 'step/end':
         if (turn !== undefined) turn.step = undefined
@@ -319,16 +366,20 @@ export class LogGrammar {
         return
       case 'assistant/chunk':
         if (!this.headerSeen) this.headerlessChunkReported = true
+        turn?.step?.output.chunk(event.data.chunk, event.seq)
         return
       case 'assistant/message':
+        turn?.step?.output.end()
         for (const block of event.data.message.content) {
           if (block.type === 'tool-call') this.call(block.id).proposed = true
         }
         return
       case 'tool/call':
+        turn?.step?.output.end()
         this.call(event.data.callId).calledAt ??= event.seq
         return
       case 'tool/result': {
+        turn?.step?.output.end()
         const block: ToolResultBlock = event.data.message.content[0]
         this.call(block.toolCallId).answeredAt ??= event.seq
         return
@@ -341,6 +392,10 @@ export class LogGrammar {
       }
       case 'session/end-seed':
         this.seedEndAt ??= event.seq
+        return
+      case 'request/retry':
+        // The loop gave up on the attempt: its chunks belong to no answer.
+        turn?.step?.output.end()
         return
       default:
         return

@@ -12,10 +12,10 @@ import {
   type SessionEvent,
   type SessionStore,
 } from 'dsh-session'
-import { splitModelCalls } from './model-calls.ts'
-import { RequestChecker } from './request-checker.ts'
+import { ModelCallSplitter } from '../grammar/model-calls.ts'
+import { RequestChecker } from '../online/request-checker.ts'
+import type { Violation } from '../types.ts'
 import { RequestFold } from './request-fold.ts'
-import type { Violation } from './types.ts'
 
 /** A request re-derived from a log prefix, with the header snapshot it came from. */
 export interface RebuiltRequest {
@@ -56,26 +56,50 @@ export function verifyLoopRequest(
 }
 
 /**
+ * Re-derives requests event by event: `push(event)` returns the request of the model call that `event`
+ * opens (composed from the header and history folded from the events before it, frozen), else
+ * `undefined`. Keeps only the fold, so a log too large to hold can be re-derived as it is read.
+ */
+export class RequestDeriver {
+  private readonly fold = new RequestFold()
+  private readonly calls = new ModelCallSplitter()
+  private index = 0
+  private readonly extras: { readonly sessionId?: SessionId }
+
+  constructor(sessionId?: SessionId) {
+    this.extras = sessionId === undefined ? {} : { sessionId }
+  }
+
+  /** Folds `event`; returns the request of the call it opens, if it opens one under a header. */
+  push(event: SessionEvent): LlmRequest | undefined {
+    const opened = this.calls.push(event, this.index++).opened
+    const header = this.fold.header
+    const request =
+      opened === undefined || header === undefined
+        ? undefined
+        : deepFreeze(composeRequest(header.header, this.fold.history.slice(), this.extras))
+    this.fold.push(event)
+    return request
+  }
+}
+
+/**
  * Every request the log implies, in order: one per model call, re-derived from the events before the
  * call's first `assistant/chunk` (only surface events and `request/header` affect a request, so the
  * inbox splices a loop may log between building a request and its first chunk make no difference).
  * A call with no header before it is skipped (the log grammar reports it). Requests carry the
- * session's id only when `sessionId` is given. Returns a frozen array of frozen requests. One pass:
- * a single fold advances from call to call, and each request copies the history folded so far.
- * Throws what the fold throws for a surface replace that does not fit.
+ * session's id only when `sessionId` is given. Returns a frozen array of frozen requests. One pass
+ * (`RequestDeriver`). Throws what the fold throws for a surface replace that does not fit.
  */
 export function reconstructRequests(
   events: readonly SessionEvent[],
   sessionId?: SessionId,
 ): readonly LlmRequest[] {
   const out: LlmRequest[] = []
-  const fold = new RequestFold()
-  const extras = sessionId === undefined ? {} : { sessionId }
-  for (const call of splitModelCalls(events)) {
-    fold.advance(events, call.start)
-    const header = fold.header
-    if (header === undefined) continue
-    out.push(deepFreeze(composeRequest(header.header, fold.history.slice(), extras)))
+  const deriver = new RequestDeriver(sessionId)
+  for (const event of events) {
+    const request = deriver.push(event)
+    if (request !== undefined) out.push(request)
   }
   return Object.freeze(out)
 }

@@ -1,0 +1,164 @@
+/**
+ * The checker's own fold of one log into what a request derives from: the latest `request/header`
+ * and the surface history. Built from committed events only, one event at a time, and owned by the
+ * checker: it shares no state with a live session's caches. It also follows the history's tool
+ * adjacency, so every request derived from it is checked without re-reading the history.
+ */
+import type { Message } from 'dsh-llm'
+import {
+  canonicalHeader,
+  type HeaderState,
+  SessionError,
+  type SessionEvent,
+  surfaceMessage,
+} from 'dsh-session'
+import { type AdjacencyProblem, ToolAdjacency } from '../grammar/tool-adjacency.ts'
+
+/**
+ * An incremental fold of a log prefix. `push(event)` folds the next event; `advance(events, to)` folds
+ * `events[position, to)` of a log held in memory. Appending surface events (no `surface`, or
+ * `op: 'append'`) are pushed; a `replace {start, end}` splices the history in place, after the same
+ * checks a session applies (the range lies in the history, `sourceEventSeqs` lists every shadowed
+ * node's seq, all earlier than the event).
+ */
+export class RequestFold {
+  private nodes: Message[] = []
+  private nodeSeqs: number[] = []
+  private latest: HeaderState | undefined
+  private lastEvent: SessionEvent | undefined
+  private next = 0
+  private readonly adjacency = new ToolAdjacency()
+  private problems: AdjacencyProblem[] = []
+  /** Events folded one by one so far (a restart counts its events again): pins the incremental cost. */
+  folded = 0
+  /** How many times the history was rebuilt (a surface replace, or a log that was not the same). */
+  refolds = 0
+
+  /** How many events of the log this fold has consumed: it stands for `events.slice(0, position)`. */
+  get position(): number {
+    return this.next
+  }
+
+  /** The latest `request/header` folded so far (canonicalised), or `undefined` before the first. */
+  get header(): HeaderState | undefined {
+    return this.latest
+  }
+
+  /**
+   * The history folded so far. A view owned by the fold: read it before the next `push`, copy it
+   * to keep it. Its messages are the committed events' own (frozen) messages.
+   */
+  get history(): readonly Message[] {
+    return this.nodes
+  }
+
+  /** The tool calls of the history's last assistant message still waiting for a result, in model order. */
+  get unansweredCalls(): readonly string[] {
+    return this.adjacency.unanswered
+  }
+
+  /** Index (in `history`) of the assistant message whose calls are unanswered. */
+  get unansweredAt(): number {
+    return this.adjacency.callsIndex
+  }
+
+  /** The adjacency problems found in the history since the last call, in history order; forgets them. */
+  takeAdjacencyProblems(): readonly AdjacencyProblem[] {
+    const taken = this.problems
+    if (taken.length > 0) this.problems = []
+    return taken
+  }
+
+  /**
+   * Folds `events[position, to)`. Requires `position <= to <= events.length`. If the event it stopped
+   * at is no longer where it was (the array given is not the log it folded), it starts over from seq 0.
+   * Throws what `push` throws; the fold then stays before the offending event.
+   */
+  advance(events: readonly SessionEvent[], to: number): void {
+    if (this.next > 0 && events[this.next - 1] !== this.lastEvent) this.restart()
+    for (let i = this.next; i < to; i++) {
+      const event = events[i]
+      if (event !== undefined) this.push(event)
+    }
+  }
+
+  /**
+   * Folds the next event. Throws `SessionError` `INVALID_SURFACE` (naming the event type and seq) for
+   * a surface `replace` that does not fit; nothing is folded then, and the position does not move.
+   */
+  push(event: SessionEvent): void {
+    this.fold(event)
+    this.next++
+    this.lastEvent = event
+  }
+
+  /** Moves past `event` without folding it: for an offline checker that reported it and goes on. */
+  skip(event: SessionEvent): void {
+    this.next++
+    this.lastEvent = event
+  }
+
+  private fold(event: SessionEvent): void {
+    this.folded++
+    if (event.type === 'request/header') {
+      this.latest = Object.freeze({
+        header: canonicalHeader(event.data.header),
+        reason: event.data.reason,
+        seq: event.seq,
+      })
+      return
+    }
+    const message = surfaceMessage(event.type, event.data)
+    if (message === undefined) return
+    const surface = event.surface
+    if (surface === undefined || surface.op === 'append') {
+      this.nodes.push(message)
+      this.nodeSeqs.push(event.seq)
+      const problem = this.adjacency.push(message)
+      if (problem !== undefined) this.problems.push(problem)
+      return
+    }
+    if (surface.op !== 'replace') return
+    const { start, end, sourceEventSeqs } = surface
+    if (!(start <= end && end <= this.nodes.length)) {
+      invalid(event, `replaces [${start}, ${end}) outside the surface of ${this.nodes.length} messages`)
+    }
+    const listed = new Set(sourceEventSeqs)
+    for (const source of listed) {
+      if (source >= event.seq) invalid(event, `lists source seq ${source}, which is not an earlier event`)
+    }
+    for (let i = start; i < end; i++) {
+      const nodeSeq = this.nodeSeqs[i]
+      if (nodeSeq !== undefined && !listed.has(nodeSeq)) {
+        invalid(event, `shadows surface node ${i} (seq ${nodeSeq}) but sourceEventSeqs does not list it`)
+      }
+    }
+    this.nodes.splice(start, end - start, message)
+    this.nodeSeqs.splice(start, end - start, event.seq)
+    this.refolds++
+    // The history changed from `start` on: follow it again, reporting only what the change brought.
+    this.adjacency.reset()
+    for (const node of this.nodes) {
+      const problem = this.adjacency.push(node)
+      if (problem !== undefined && problem.index >= start) this.problems.push(problem)
+    }
+  }
+
+  private restart(): void {
+    this.nodes = []
+    this.nodeSeqs = []
+    this.latest = undefined
+    this.lastEvent = undefined
+    this.next = 0
+    this.adjacency.reset()
+    this.problems = []
+    this.refolds++
+  }
+}
+
+function invalid(event: SessionEvent, problem: string): never {
+  throw new SessionError('INVALID_SURFACE', `${event.type} at seq ${event.seq} ${problem}`, {
+    eventType: event.type,
+    seq: event.seq,
+  })
+}
