@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--quick | --only loop | --only postgres]`: runs the suite and writes `bench/results/latest.md` and
+ * `pnpm bench [--quick | --only loop | --only scale | --only postgres]`: runs the suite and writes `bench/results/latest.md` and
  * `latest.svg` (`quick.*`, `loop.*`); `--quick` and `--only loop` exit 1 when a regression bound is
  * violated (`--only loop` checks the bounds of the rows it measured: the step-cost ratios).
  * `--child <job>` is the child-process side.
@@ -33,8 +33,16 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${table(await postgresScenario(POSTGRES))}\n`)
     return 0
   }
+  if (only === 'scale') {
+    // The full suite's scale rows alone (1,000 agents, interleaved with pi-agent-core).
+    const { scaleScenario } = await import('./scenarios/scale.ts')
+    const { table } = await import('./report.ts')
+    const rows = await scaleScenario(FULL.scaleAgents, FULL.scaleSteps, FULL.scaleRuns)
+    process.stdout.write(`${table(rows)}\n`)
+    return 0
+  }
   if (only !== undefined && only !== 'loop') {
-    throw new Error(`bench: --only ${only}: only "loop" and "postgres" are known`)
+    throw new Error(`bench: --only ${only}: only "loop", "scale" and "postgres" are known`)
   }
   const quick = argv.includes('--quick') || only === 'loop'
   const plan = only === 'loop' ? LOOP_ONLY : quick ? QUICK : FULL

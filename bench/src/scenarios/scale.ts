@@ -32,6 +32,8 @@ export const MIN_DELAY_SAMPLES = 1000
  */
 export interface ScaleRun {
   start(): Promise<void>
+  /** Checks, after the measured run, that every agent did its whole turn; throws if not. */
+  verify?(): void
   readonly agents: readonly unknown[]
 }
 
@@ -57,7 +59,7 @@ export async function measureScale(
   const warm = await create(1, steps)
   await warm.start()
   const before = collect()
-  const run = await create(agents, steps)
+  const run: ScaleRun = await create(agents, steps)
   const delay = monitorEventLoopDelay({ resolution: 1 })
   delay.enable()
   const started = performance.now()
@@ -66,7 +68,10 @@ export async function measureScale(
   // Let the monitor's timer fire once more, so a final blocked stretch is recorded too.
   await sleep(5)
   delay.disable()
+  run.verify?.()
   const after = collect()
+  const snapshot = process.env.BENCH_HEAP_SNAPSHOT
+  if (snapshot !== undefined && snapshot !== '') (await import('node:v8')).writeHeapSnapshot(snapshot)
   if (run.agents.length !== agents) throw new Error(`scale: ${run.agents.length} agents, ${agents} expected`)
   return {
     totalMs,

@@ -197,6 +197,9 @@ async function streamOnce(
         done = true
         return ENDED
       }
+      // With the chunk in hand and before logging it: a reader resumed into a slice that is already
+      // spent (the other readers resumed in the same turn used it up) yields again without working.
+      while (sliceSpent()) await nextSlice()
       const accepted = guard.accept(next.value)
       if (accepted === undefined) {
         session.append('assistant/chunk', { turn, step, chunk: next.value })
@@ -207,7 +210,6 @@ async function streamOnce(
       // Backpressure: behind a slow backend, stop reading the stream until the unsynced events are
       // back under the high-water mark (a backend failure rejects here, as the next flush would).
       if (session.mustWait()) await session.writable()
-      if (sliceSpent()) await nextSlice()
     }
     return ABORTED
   }

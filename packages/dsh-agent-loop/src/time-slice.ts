@@ -12,7 +12,7 @@
 import { setImmediate } from 'node:timers'
 
 /** How long agent work may hold one event-loop turn, ms. */
-export const SLICE_MS = 5
+export const SLICE_MS = 1
 
 interface SliceState {
   start: number

@@ -7,6 +7,7 @@ import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
 import { Sessions } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
+import { SLICE_MS } from '../src/time-slice.ts'
 
 const DELTAS = 20_000
 
@@ -48,5 +49,57 @@ describe('time slice', () => {
     // it runs. With it the timer fires between slices; on a loaded machine a slice may take longer
     // than its 5 ms of work, so the bound is loose: at least one tick per 50 ms of turn.
     expect(gaps.length).toBeGreaterThanOrEqual(Math.max(3, Math.floor(elapsed / 50)))
+  })
+
+  test('agents resumed into a spent slice log nothing in it: no event-loop turn runs far past the slice', async () => {
+    const AGENTS = 300
+    const CHUNKS = 40
+    const short: LlmAdapter = {
+      async *stream(): AsyncIterable<StreamChunk> {
+        yield { type: 'block-start', index: 0, blockType: 'text' }
+        for (let i = 0; i < CHUNKS; i++) yield { type: 'text-delta', index: 0, text: 'x' }
+        yield { type: 'block-end', index: 0, block: { type: 'text', text: 'x'.repeat(CHUNKS) } }
+        yield { type: 'finish', reason: { kind: 'stop' } }
+      },
+    }
+    const app = new Context()
+    await app.plugin(LlmRuntime)
+    await app.plugin(Sessions)
+    await app.plugin(ToolRegistry)
+    await app.plugin(AgentLoop)
+    app.llm.registerAdapter('short', short)
+    const agents = []
+    for (let i = 0; i < AGENTS; i++)
+      agents.push(await app.agentLoop.create({ provider: 'short', model: 'm' }))
+    // An event-loop turn is the stretch between two runs of a self-renewing immediate; in each, count
+    // the chunks logged later than the slice (plus 2 ms of slack) after the turn's first chunk.
+    let turnStart: number | undefined
+    let late = 0
+    let turns = 0
+    let ticking = true
+    const tick = () => {
+      turnStart = undefined
+      turns++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    app.sessions.onEvent((_session, event) => {
+      if (event.type !== 'assistant/chunk') return
+      const now = performance.now()
+      if (turnStart === undefined) turnStart = now
+      else if (now - turnStart > SLICE_MS + 2) late++
+    })
+    for (const agent of agents) agent.send(userText('go'))
+    await Promise.all(agents.map((agent) => agent.whenIdle()))
+    ticking = false
+    const logged = agents.reduce(
+      (sum, agent) => sum + agent.session.events.filter((e) => e.type === 'assistant/chunk').length,
+      0,
+    )
+    expect(logged).toBe(AGENTS * (CHUNKS + 3))
+    // Without the check before each logged chunk, every agent resumed in a turn whose slice is
+    // already spent logs one chunk: hundreds of late chunks per turn. With it, only a chunk whose
+    // own append crossed the bound (a GC pause, a slow machine) is late: at most about one per turn.
+    expect(late).toBeLessThanOrEqual(turns)
   })
 })

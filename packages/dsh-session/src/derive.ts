@@ -4,6 +4,7 @@
  * scratch, with no caches, for checkers that must not trust the live one.
  */
 import type { Message } from 'dsh-llm'
+import { ChunkRun } from './chunk-runs.ts'
 import { SessionError } from './errors.ts'
 import type { HistoryView, Session, SessionEvent, SurfaceMeta } from './types.ts'
 
@@ -78,7 +79,8 @@ export class SurfaceFold {
   history(events: readonly SessionEvent[]): HistoryView {
     for (let i = this.next; i < events.length; i++) {
       const event = events[i]
-      if (event !== undefined) this.project(event)
+      // A live log's evicted chunk runs (never surface events) are skipped undecoded.
+      if (event !== undefined && !(event instanceof ChunkRun)) this.project(event)
     }
     this.next = events.length
     if (this.view === undefined) {

@@ -2,7 +2,11 @@
  * The array a session keeps its events in, as callers see it through `session.events`: reading is a
  * plain array's, but every in-place mutator throws, so a caller cannot reorder, drop or add events
  * behind the log's back. Arrays derived from it (`slice`, `map`, `filter`) are plain arrays.
+ *
+ * Once a step's `assistant/message` is added, its chunk events are folded into a `ChunkRun` (see
+ * `chunk-runs.ts`); `view()` decodes them on every read, so callers still see every event.
  */
+import { ChunkRun, evictChunksBefore, type LogEntry } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import type { SessionEvent } from './types.ts'
 
@@ -21,9 +25,23 @@ export class EventLog extends Array<SessionEvent> {
     return Array
   }
 
-  /** Appends a committed event (the owning session's path; callers cannot reach it through the type). */
+  /**
+   * Appends a committed event (the owning session's path; callers cannot reach it through the type).
+   * An `assistant/message` folds the chunk events of its step before it into one `ChunkRun`: from
+   * then on the raw slots hold runs, which only `view()` (and `eventAt`) decode.
+   */
   add(event: SessionEvent): void {
-    push.call(this, event)
+    const index = push.call(this, event) - 1
+    if (event.type === 'assistant/message') evictChunksBefore(this as LogEntry[], index)
+  }
+
+  /**
+   * The read-only array callers see: this log, with every slot a `ChunkRun` holds decoded into a
+   * frozen event equal to the one committed (a new object on each read: compare events by `seq`, not
+   * by identity). Mutators still throw `READ_ONLY`.
+   */
+  view(): readonly SessionEvent[] {
+    return new Proxy(this, DECODING) as readonly SessionEvent[]
   }
 
   override push(): number {
@@ -53,4 +71,19 @@ export class EventLog extends Array<SessionEvent> {
   override copyWithin(): this {
     return refuse('copyWithin')
   }
+}
+
+/** Proxy traps decoding `ChunkRun` slots (the slot's index is the event's seq). */
+const DECODING: ProxyHandler<EventLog> = {
+  get(target, key) {
+    const value: unknown = (target as unknown as Record<PropertyKey, unknown>)[key]
+    return value instanceof ChunkRun ? value.at(Number(key)) : value
+  },
+  getOwnPropertyDescriptor(target, key) {
+    const descriptor = Reflect.getOwnPropertyDescriptor(target, key)
+    if (descriptor !== undefined && descriptor.value instanceof ChunkRun) {
+      descriptor.value = descriptor.value.at(Number(key))
+    }
+    return descriptor
+  },
 }

@@ -58,6 +58,8 @@ export class LiveSession implements Session {
   readonly parent?: SessionParent
   loadReport?: LoadReport
   private readonly log = new EventLog()
+  /** What `events` returns: `log` with evicted chunk runs decoded on read. */
+  private readonly view = this.log.view()
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
   private readonly host: SessionHost
@@ -78,7 +80,7 @@ export class LiveSession implements Session {
   }
 
   get events(): readonly SessionEvent[] {
-    return this.log
+    return this.view
   }
 
   get seq(): number {

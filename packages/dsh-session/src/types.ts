@@ -177,7 +177,12 @@ export type AppendGuard = (session: Session, candidate: SessionEvent) => void
 /** One append-only log. */
 export interface Session {
   readonly id: SessionId
-  /** Every committed event, in seq order. Frozen values. */
+  /**
+   * Every committed event, in seq order, frozen, equal to what was appended. Read-only (mutators
+   * throw `READ_ONLY`). The `assistant/chunk` events of a committed step are kept compactly and
+   * rebuilt on each read: such an event is a new (equal) object each time, so compare events by
+   * `seq`, not by identity. A Proxy over the log: copy it (`slice()`) before `structuredClone`.
+   */
   readonly events: readonly SessionEvent[]
   /** The seq the next event will get (equals `events.length`). */
   readonly seq: number

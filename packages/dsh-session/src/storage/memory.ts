@@ -3,6 +3,7 @@
  * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
  */
 import type { SessionId } from 'dsh-llm'
+import { eventAt, evictChunksBefore, type LogEntry } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
 import { eventBytesOver, eventTooLarge } from './event-size.ts'
@@ -10,7 +11,8 @@ import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './
 
 interface StoredSession {
   readonly header: SessionFileHeader
-  readonly events: SessionEvent[]
+  /** Slot i holds seq i; a committed step's chunk events are one shared `ChunkRun` (see chunk-runs.ts). */
+  readonly events: LogEntry[]
   /** The instance holding the write lease, if any. */
   holder: MemoryStorage | undefined
 }
@@ -26,7 +28,9 @@ export interface MemoryStorageOptions {
 /**
  * Keeps sessions in process memory; nothing survives the process. Leases are enforced per instance:
  * `create`/`acquire` of a session another instance (or this one) holds is refused with `LOCKED`, and
- * so is an `appendBatch` without the lease. Events are stored as given (committed events are frozen).
+ * so is an `appendBatch` without the lease. Events are stored as given (committed events are frozen),
+ * except that a step's chunk events are folded into the compact run the session built for them once
+ * the step's `assistant/message` is stored; `load` and `read` return them rebuilt, equal to the originals.
  */
 export class MemoryStorage implements SessionStorage {
   readonly maxEventBytes: number
@@ -88,18 +92,24 @@ export class MemoryStorage implements SessionStorage {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
-    for (const event of events) stored.events.push(event)
+    for (const event of events) {
+      const index = stored.events.push(event) - 1
+      if (event.type === 'assistant/message') evictChunksBefore(stored.events, index)
+    }
   }
 
   async load(sessionId: SessionId): Promise<LoadedLog> {
     const stored = this.require(sessionId)
-    return { header: stored.header, events: stored.events.slice(), report: { repairedEvents: 0 } }
+    const events: SessionEvent[] = []
+    for (let seq = 0; seq < stored.events.length; seq++)
+      events.push(eventAt(stored.events, seq) as SessionEvent)
+    return { header: stored.header, events, report: { repairedEvents: 0 } }
   }
 
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const stored = this.require(sessionId)
     for (let seq = Math.max(0, fromSeq); seq < stored.events.length; seq++) {
-      const event = stored.events[seq]
+      const event = eventAt(stored.events, seq)
       if (event !== undefined) yield event
     }
   }
