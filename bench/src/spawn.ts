@@ -23,27 +23,41 @@ export function runInChild<J extends Job>(job: J, options: ChildOptions = {}): P
   const profDir = process.env.BENCH_CPU_PROF
   if (profDir !== undefined && profDir !== '') args.push('--cpu-prof', `--cpu-prof-dir=${profDir}`)
   args.push('--enable-source-maps', MAIN, '--child', JSON.stringify(job))
+  return runNode(args).then(({ code, signal, stdout, stderr }) => {
+    const line = stdout.split('\n').find((l) => l.startsWith(MARK))
+    if (code !== 0 || line === undefined) {
+      const detail = stderr.trim().split('\n').slice(-6).join('\n')
+      const how = code === null ? `was killed (${signal})` : `exited with ${code}`
+      throw new Error(`child ${job.kind} ${how}${detail === '' ? '' : `: ${detail}`}`)
+    }
+    return JSON.parse(line.slice(MARK.length)) as JobResult<J>
+  })
+}
+
+/** How a `node` process ended and everything it wrote. */
+export interface NodeRun {
+  /** Its exit code, or `null` when a signal ended it. */
+  readonly code: number | null
+  /** The signal that ended it, if one did. */
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `node ...args` (stdin ignored) to its end; rejects only when the process cannot start. */
+export function runNode(args: readonly string[]): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
+    let stdout = ''
+    let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      out += text
+      stdout += text
     })
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      err += text
+      stderr += text
     })
     child.on('error', reject)
-    child.on('close', (code, signal) => {
-      const line = out.split('\n').find((l) => l.startsWith(MARK))
-      if (code !== 0 || line === undefined) {
-        const detail = err.trim().split('\n').slice(-6).join('\n')
-        const how = code === null ? `was killed (${signal})` : `exited with ${code}`
-        reject(new Error(`child ${job.kind} ${how}${detail === '' ? '' : `: ${detail}`}`))
-        return
-      }
-      resolve(JSON.parse(line.slice(MARK.length)) as JobResult<J>)
-    })
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
   })
 }
 

@@ -4,23 +4,23 @@
  * append as a bulk producer should. The writer must keep resident memory within twice its high-water
  * mark and never hold the event loop for more than a few milliseconds (batches are capped and
  * encoded in slices). Runs in a fresh process; RSS is sampled every 5 ms, loop delay at 1 ms.
+ *
+ * The breakdown says where resident memory and delay come from: the writer's own peak of unsynced
+ * bytes, the live heap above the start with the queue at its mark (after a full collection, once the
+ * delay and RSS measurements are over), the heap and external memory at the RSS peak, and the
+ * longest garbage-collection pause with its kind.
  */
 import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks'
 import { MessageId, SessionId } from 'dsh-llm'
-import {
-  JsonlStorage,
-  nodeAppendIo,
-  SESSION_FORMAT_VERSION,
-  type SessionEvent,
-  SessionWriter,
-} from 'dsh-session'
+import { JsonlStorage, nodeAppendIo, type SessionEvent, SessionWriter } from 'dsh-session'
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median } from '../stats.ts'
+import { benchHeader } from './session-events.ts'
 
 /** What one backpressure run reports. */
 export interface BackpressureResult {
@@ -32,6 +32,19 @@ export interface BackpressureResult {
   readonly idleMaxDelayMs: number
   readonly megabytes: number
   readonly seconds: number
+  /** The writer's largest unsynced-byte estimate seen, in MiB. */
+  readonly unsyncedPeakMiB: number
+  /** Live heap (after a full collection) above the start's, with the queue at its mark, in MiB. */
+  readonly liveHeapMiB: number
+  /** The writer's unsynced-byte estimate when the producer stopped (what `liveHeapMiB` holds), in MiB. */
+  readonly unsyncedAtEndMiB: number
+  /** Heap used above the start's at the RSS peak, in MiB (live plus not yet collected garbage). */
+  readonly heapAtPeakMiB: number
+  /** External memory (Buffers) above the start's at the RSS peak, in MiB. */
+  readonly externalAtPeakMiB: number
+  /** The longest garbage-collection pause, in ms, and its kind. */
+  readonly gcMaxMs: number
+  readonly gcMaxKind: string
 }
 
 const MIB = 1024 * 1024
@@ -56,12 +69,7 @@ export async function measureBackpressure(
       },
     })
     const id = SessionId('backpressure')
-    await storage.create({
-      format: 'dsh-session',
-      version: SESSION_FORMAT_VERSION,
-      sessionId: id,
-      createdAt: 0,
-    })
+    await storage.create(benchHeader(id))
     const writer = new SessionWriter(storage, id, 0, { highWaterMark: highWaterMiB * MIB })
     const idle = monitorEventLoopDelay({ resolution: 1 })
     idle.enable()
@@ -69,11 +77,29 @@ export async function measureBackpressure(
     idle.disable()
     const delay = monitorEventLoopDelay({ resolution: 1 })
     global.gc?.()
-    const rssBefore = process.memoryUsage.rss()
+    const before = process.memoryUsage()
+    const rssBefore = before.rss
     let rssPeak = rssBefore
+    let atPeak = before
+    let unsyncedPeak = 0
     const sampler = setInterval(() => {
-      rssPeak = Math.max(rssPeak, process.memoryUsage.rss())
+      unsyncedPeak = Math.max(unsyncedPeak, writer.unsyncedBytes)
+      const rss = process.memoryUsage.rss()
+      if (rss > rssPeak) {
+        rssPeak = rss
+        atPeak = process.memoryUsage()
+      }
     }, 5)
+    let gcMaxMs = 0
+    let gcMaxKind = 'none'
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        if (entry.duration <= gcMaxMs) continue
+        gcMaxMs = entry.duration
+        gcMaxKind = gcKind((entry as { detail?: { kind?: number } }).detail?.kind)
+      }
+    })
+    gcObserver.observe({ entryTypes: ['gc'] })
     delay.enable()
     const started = performance.now()
     let bytes = 0
@@ -94,10 +120,16 @@ export async function measureBackpressure(
       writer.enqueue(event)
       bytes += text.length + 120
     }
-    await writer.flush()
-    const seconds = (performance.now() - started) / 1000
     delay.disable()
     clearInterval(sampler)
+    gcObserver.disconnect()
+    // The producer stopped right after the queue reached its mark: what a full collection keeps now
+    // is what the writer holds (plus the process's own small growth).
+    const unsyncedAtEndMiB = writer.unsyncedBytes / MIB
+    global.gc?.()
+    const liveHeapMiB = (process.memoryUsage().heapUsed - before.heapUsed) / MIB
+    await writer.flush()
+    const seconds = (performance.now() - started) / 1000
     await storage.close()
     return {
       rssGrowthMiB: (rssPeak - rssBefore) / MIB,
@@ -105,9 +137,31 @@ export async function measureBackpressure(
       idleMaxDelayMs: idle.max / 1e6,
       megabytes: bytes / MIB,
       seconds,
+      unsyncedPeakMiB: unsyncedPeak / MIB,
+      liveHeapMiB,
+      unsyncedAtEndMiB,
+      heapAtPeakMiB: (atPeak.heapUsed - before.heapUsed) / MIB,
+      externalAtPeakMiB: (atPeak.external - before.external) / MIB,
+      gcMaxMs,
+      gcMaxKind,
     }
   } finally {
     await rm(dir, { recursive: true, force: true })
+  }
+}
+
+function gcKind(kind: number | undefined): string {
+  switch (kind) {
+    case constants.NODE_PERFORMANCE_GC_MINOR:
+      return 'scavenge'
+    case constants.NODE_PERFORMANCE_GC_MAJOR:
+      return 'mark-compact'
+    case constants.NODE_PERFORMANCE_GC_INCREMENTAL:
+      return 'incremental marking'
+    case constants.NODE_PERFORMANCE_GC_WEAKCB:
+      return 'weak callbacks'
+    default:
+      return 'unknown'
   }
 }
 
@@ -121,14 +175,28 @@ export async function backpressureScenario(totalMiB: number, runs: number): Prom
       await runInChild({ kind: 'backpressure', totalMiB, highWaterMiB, stallMs }, { exposeGc: true }),
     )
   }
-  const idle = median(results.map((result) => result.idleMaxDelayMs))
-  const label = `${totalMiB} MiB behind a ${stallMs} ms fdatasync, high-water mark ${highWaterMiB} MiB (idle loop max ${idle.toFixed(1)} ms)`
+  const med = (pick: (result: BackpressureResult) => number) => median(results.map(pick))
+  const fixed = (value: number) => value.toFixed(1)
+  const idle = med((result) => result.idleMaxDelayMs)
+  const label = `${totalMiB} MiB behind a ${stallMs} ms fdatasync, high-water mark ${highWaterMiB} MiB`
+  const memory = `writer's unsynced peak ${fixed(med((r) => r.unsyncedPeakMiB))} MiB; at the RSS peak heap +${fixed(med((r) => r.heapAtPeakMiB))} MiB (live and uncollected garbage), external +${fixed(med((r) => r.externalAtPeakMiB))} MiB`
+  const pauses = `idle loop max ${fixed(idle)} ms; longest GC pause ${fixed(med((r) => r.gcMaxMs))} ms (${results.map((r) => r.gcMaxKind).join(', ')})`
   return [
     row({
       id: 'backpressure-rss',
       scenario: '4 storage',
-      metric: `RSS growth MiB, ${label}`,
+      metric: `RSS growth MiB, ${label} (${memory})`,
       dsh: median(results.map((result) => result.rssGrowthMiB)),
+      baselineName: 'high-water mark MiB',
+      baseline: highWaterMiB,
+      target: '< 2×',
+      check: (ratio) => ratio < 2,
+    }),
+    row({
+      id: 'backpressure-live',
+      scenario: '4 storage',
+      metric: `live heap growth MiB after a full GC with the queue at ${fixed(med((r) => r.unsyncedAtEndMiB))} MiB, ${label}`,
+      dsh: med((result) => result.liveHeapMiB),
       baselineName: 'high-water mark MiB',
       baseline: highWaterMiB,
       target: '< 2×',
@@ -137,7 +205,7 @@ export async function backpressureScenario(totalMiB: number, runs: number): Prom
     row({
       id: 'backpressure-delay',
       scenario: '4 storage',
-      metric: `largest event-loop delay ms, ${label}`,
+      metric: `largest event-loop delay ms, ${label} (${pauses})`,
       dsh: median(results.map((result) => result.maxDelayMs)),
       baselineName: 'budget ms',
       baseline: 20,

@@ -15,17 +15,11 @@ import { mkdtemp, open, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
-import {
-  JsonlStorage,
-  nodeAppendIo,
-  SESSION_FORMAT_VERSION,
-  type SessionEvent,
-  SessionWriter,
-} from 'dsh-session'
+import { JsonlStorage, nodeAppendIo, type SessionEvent, SessionWriter } from 'dsh-session'
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median } from '../stats.ts'
-import { toolLoopEvents } from './session-events.ts'
+import { benchHeader, toolLoopEvents } from './session-events.ts'
 
 /** Closed: the variants, in the order they run. */
 export const BARRIER_VARIANTS = ['floor', 'floor-pool', 'storage-inline', 'storage', 'writer'] as const
@@ -99,12 +93,7 @@ async function runVariant(
       : nodeAppendIo
   const storage = new JsonlStorage({ dir, io })
   const id = SessionId('barriers')
-  await storage.create({
-    format: 'dsh-session',
-    version: SESSION_FORMAT_VERSION,
-    sessionId: id,
-    createdAt: 0,
-  })
+  await storage.create(benchHeader(id))
   const writer = new SessionWriter(storage, id, 0)
   const started = performance.now()
   for (let i = 0; i < events.length; i += PER_BARRIER) {

@@ -4,13 +4,12 @@
  * streaming `JSON.parse` of the same file, both as fresh processes in the same run (A B A B). Reports
  * wall time (ratio) and the CLI's peak RSS, which must stay bounded whatever the file's length.
  */
-import { spawn } from 'node:child_process'
 import { createWriteStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Row, row } from '../report.ts'
-import { runInChild } from '../spawn.ts'
+import { runInChild, runNode } from '../spawn.ts'
 import { median } from '../stats.ts'
 
 const CLI = fileURLToPath(new URL('../../packages/dsh-invariants/dist/cli.js', import.meta.url))
@@ -154,33 +153,17 @@ interface ProcessRun {
 }
 
 /** Runs `node ...args` and measures its wall time and peak RSS; rejects unless it exits `expect`. */
-function measureProcess(args: readonly string[], expect: number): Promise<ProcessRun> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now()
-    const child = spawn(process.execPath, ['--import', RSS_HOOK, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let out = ''
-    let err = ''
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      out += text
-    })
-    child.stderr.setEncoding('utf8').on('data', (text: string) => {
-      err += text
-    })
-    child.on('error', reject)
-    child.on('close', (code) => {
-      const seconds = (performance.now() - started) / 1000
-      const mark = err.split('\n').find((line) => line.startsWith(RSS_MARK))
-      if (code !== expect || mark === undefined) {
-        reject(
-          new Error(`node ${args.join(' ')} exited ${code}: ${err.trim().split('\n').slice(-4).join(' | ')}`),
-        )
-        return
-      }
-      resolve({ seconds, rssMb: Number(mark.slice(RSS_MARK.length)) / 1024, stdout: out })
-    })
-  })
+async function measureProcess(args: readonly string[], expect: number): Promise<ProcessRun> {
+  const started = performance.now()
+  const { code, stdout, stderr } = await runNode(['--import', RSS_HOOK, ...args])
+  const seconds = (performance.now() - started) / 1000
+  const mark = stderr.split('\n').find((line) => line.startsWith(RSS_MARK))
+  if (code !== expect || mark === undefined) {
+    throw new Error(
+      `node ${args.join(' ')} exited ${code}: ${stderr.trim().split('\n').slice(-4).join(' | ')}`,
+    )
+  }
+  return { seconds, rssMb: Number(mark.slice(RSS_MARK.length)) / 1024, stdout }
 }
 
 /** Parent side: per size, generate one file, then interleave CLI checks and plain parses of it. */

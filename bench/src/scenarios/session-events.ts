@@ -1,6 +1,13 @@
 /** A realistic stream of session events for the storage scenario: the tool-loop workload's log. */
-import { CallId, createAssistantMessage, createToolResultMessage, type StreamChunk, userText } from 'dsh-llm'
-import type { SessionEvent } from 'dsh-session'
+import {
+  CallId,
+  createAssistantMessage,
+  createToolResultMessage,
+  type SessionId,
+  type StreamChunk,
+  userText,
+} from 'dsh-llm'
+import { SESSION_FORMAT_VERSION, type SessionEvent, type SessionFileHeader } from 'dsh-session'
 import { dshStepChunks } from '../loop/dsh-chunks.ts'
 import { STEP_TEXT, stepScript, TOOL_RESULT } from '../workload.ts'
 
@@ -46,4 +53,9 @@ export function toolLoopEvents(count: number): SessionEvent[] {
     push({ type: 'step/end', data: { turn: 1, step } })
   }
   return events
+}
+
+/** The header the storage scenarios create their sessions with: `sessionId`, created at time 0. */
+export function benchHeader(sessionId: SessionId): SessionFileHeader {
+  return { format: 'dsh-session', version: SESSION_FORMAT_VERSION, sessionId, createdAt: 0 }
 }

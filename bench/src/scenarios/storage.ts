@@ -13,7 +13,7 @@ import { JsonlStorage, SESSION_FORMAT_VERSION, type SessionEvent } from 'dsh-ses
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median } from '../stats.ts'
-import { toolLoopEvents } from './session-events.ts'
+import { benchHeader, toolLoopEvents } from './session-events.ts'
 
 /** What an append run reports. */
 export interface AppendResult {
@@ -50,12 +50,7 @@ export async function measureAppend(
 async function appendDsh(events: readonly SessionEvent[], batch: number, dir: string): Promise<number> {
   const storage = new JsonlStorage({ dir })
   const id = SessionId(SESSION)
-  await storage.create({
-    format: 'dsh-session',
-    version: SESSION_FORMAT_VERSION,
-    sessionId: id,
-    createdAt: 0,
-  })
+  await storage.create(benchHeader(id))
   const started = performance.now()
   for (let i = 0; i < events.length; i += batch) {
     await storage.appendBatch(id, events.slice(i, i + batch), i)

@@ -204,6 +204,9 @@ async function streamOnce(
       } else {
         logRepaired(session, assembler, turn, step, accepted)
       }
+      // Backpressure: behind a slow backend, stop reading the stream until the unsynced events are
+      // back under the high-water mark (a backend failure rejects here, as the next flush would).
+      if (session.mustWait()) await session.writable()
       if (sliceSpent()) await nextSlice()
     }
     return ABORTED

@@ -3,7 +3,15 @@ import { Context } from 'cordis'
 import AgentLoop, { type Agent, type AgentLoopConfig, type AgentOptions, ToolRegistry } from 'dsh-agent-loop'
 import type { InvariantsConfig } from 'dsh-invariants'
 import { installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
-import { type HarnessError, LlmRuntime, type Message, messageText, type UserMessage, userText } from 'dsh-llm'
+import {
+  type HarnessError,
+  LlmRuntime,
+  type Message,
+  messageText,
+  type ToolResultMessage,
+  type UserMessage,
+  userText,
+} from 'dsh-llm'
 import { type ScriptedAdapter, type ScriptStep, scriptedAdapter } from 'dsh-llm/testing'
 import { type Session, type SessionStorage, Sessions } from 'dsh-session'
 import { type ZodType, z } from 'zod'
@@ -100,6 +108,28 @@ export function outline(session: Session, from = 0): string[] {
 /** The data of every event of `type`. */
 export function dataOf<T = unknown>(session: Session, type: string): T[] {
   return session.events.filter((event) => event.type === type).map((event) => event.data as T)
+}
+
+/** One logged `tool/result`, flattened for assertions. */
+export interface ToolResultRow {
+  /** The call it answers. */
+  readonly id: string
+  /** Its text parts joined; a non-text part stands as its type. */
+  readonly text: string
+  /** Whether the result block is marked as an error. */
+  readonly isError: boolean
+  /** The code of the event's `error`, if it has one. */
+  readonly code: string | undefined
+}
+
+/** Every `tool/result` of `session`, in log order. */
+export function toolResults(session: Session): ToolResultRow[] {
+  const data = dataOf<{ message: ToolResultMessage; error?: { code: string } }>(session, 'tool/result')
+  return data.map(({ message, error }) => {
+    const block = message.content[0]
+    const text = block.content.map((part) => (part.type === 'text' ? part.text : part.type)).join('')
+    return { id: block.toolCallId, text, isError: block.isError === true, code: error?.code }
+  })
 }
 
 /** The text of each message of a request, for compact assertions (`call:name`, `result:callId`). */

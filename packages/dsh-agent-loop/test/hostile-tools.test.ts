@@ -2,23 +2,14 @@
  * Tools that misbehave: output that is not JSON, bodies that throw oddly or never settle, bodies
  * that ignore their abort signal, and arguments the model garbled. Each ends in a defined result.
  */
-import type { ToolResultMessage } from 'dsh-llm'
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, dataOf, gate, lastTurnEnd, outline } from './harness.ts'
+import { createHarness, echoTool, gate, lastTurnEnd, outline, toolResults } from './harness.ts'
 
-interface ResultData {
-  message: ToolResultMessage
-  error?: { code: string; message: string }
-}
-
-function results(session: Parameters<typeof dataOf>[0]) {
-  return dataOf<ResultData>(session, 'tool/result').map(({ message, error }) => {
-    const block = message.content[0]
-    const text = block.content.map((part) => (part.type === 'text' ? part.text : part.type)).join('')
-    return { id: block.toolCallId, text, code: error?.code }
-  })
+/** The tool results as call id, text and error code. */
+function results(session: Parameters<typeof toolResults>[0]) {
+  return toolResults(session).map(({ id, text, code }) => ({ id, text, code }))
 }
 
 /** A tool `bad` whose body returns `value`, and `good` answering `fine`. */
@@ -270,12 +261,7 @@ describe('invalid tool arguments (issue 13 item 10)', () => {
   it('names the parse problem and quotes a bounded prefix of the arguments', async () => {
     const long = `{"text": "${'x'.repeat(5000)}`
     const h = await createHarness([toolCallResponse('c1', 'echo', long), textResponse('done')])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'e',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    })
+    echoTool(h)
     const agent = await h.run('go')
     const [result] = results(agent.session)
     expect(result?.code).toBe('INVALID_TOOL_ARGUMENTS')
@@ -287,12 +273,7 @@ describe('invalid tool arguments (issue 13 item 10)', () => {
 
   it('a short invalid argument string is quoted whole', async () => {
     const h = await createHarness([toolCallResponse('c1', 'echo', '{"text": '), textResponse('done')])
-    h.app.tools.register({
-      name: 'echo',
-      description: 'e',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    })
+    echoTool(h)
     const agent = await h.run('go')
     const [result] = results(agent.session)
     expect(result?.text).toMatch(

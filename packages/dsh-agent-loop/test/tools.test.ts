@@ -1,23 +1,24 @@
 import type { Context } from 'cordis'
-import type { ToolResultMessage } from 'dsh-llm'
 import { textResponse, toolCallResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { createHarness, dataOf, gate, lastTurnEnd, probeTool, texts, types } from './harness.ts'
+import {
+  createHarness,
+  type dataOf,
+  gate,
+  lastTurnEnd,
+  probeTool,
+  type ToolResultRow,
+  texts,
+  toolResults,
+  types,
+} from './harness.ts'
 
-interface ResultData {
-  message: ToolResultMessage
-  error?: { code: string; message: string }
-}
-
-function results(session: Parameters<typeof dataOf>[0]) {
-  return dataOf<ResultData>(session, 'tool/result').map(({ message, error }) => {
-    const block = message.content[0]
-    const text = block.content.map((part) => (part.type === 'text' ? part.text : part.type)).join('')
-    return error === undefined
-      ? { id: block.toolCallId, text, isError: block.isError === true }
-      : { id: block.toolCallId, text, isError: block.isError === true, code: error.code }
-  })
+/** The tool results, with `code` only where the event carries an error. */
+function results(
+  session: Parameters<typeof toolResults>[0],
+): Array<Omit<ToolResultRow, 'code'> & { code?: string }> {
+  return toolResults(session).map(({ code, ...row }) => (code === undefined ? row : { ...row, code }))
 }
 
 function callOrder(session: Parameters<typeof dataOf>[0]): string[] {

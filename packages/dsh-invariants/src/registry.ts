@@ -1,8 +1,9 @@
 /** `ctx.invariants`: which checks are mounted, what they have checked, and what they found. */
 import { type Context, Service } from 'cordis'
 import { HarnessError } from 'dsh-llm'
+import type { CheckSink } from './check-sink.ts'
 import { InvariantError, InvariantErrorCode } from './errors.ts'
-import { installLogGrammar } from './grammar/log-grammar.ts'
+import { installLogGrammar } from './online/log-guard.ts'
 import { installRequestBoundary } from './online/request-boundary.ts'
 import { installStreamGrammar } from './online/stream-listener.ts'
 import type { CheckName, InvariantCounters, InvariantsConfig, Violation } from './types.ts'
@@ -19,14 +20,6 @@ export const CHECK_NAMES: readonly CheckName[] = Object.freeze([
   'log-grammar',
   'stream-grammar',
 ])
-
-/** What a mounted check reports to its registry. Handed to the checks; not public. */
-export interface CheckSink {
-  /** Counts one unit of work. */
-  count(counter: keyof InvariantCounters): void
-  /** Records `violation` and returns the `InvariantError` the check must throw. */
-  fail(violation: Violation): InvariantError
-}
 
 /**
  * Resolves the mounted checks from a config: all of them, narrowed by `only`, minus `skip`. Throws

@@ -45,7 +45,7 @@ export function summarizeTotals(file = totalsFile()): string | undefined {
     sum.streams += totals.streamsChecked
     sum.unexpected += totals.unexpectedViolations
   }
-  return `dsh-invariants: ${sum.requests} requests re-derived (${sum.outside} sent outside loop steps), ${sum.events} events and ${sum.streams} streams checked by ${sum.registries} registries across ${sum.files} test files; ${sum.unexpected} unexpected violations`
+  return `dsh-invariants: ${sum.requests} requests re-derived, ${sum.outside} more sent outside loop steps (not re-derived), ${sum.events} events and ${sum.streams} streams checked by ${sum.registries} registries across ${sum.files} test files; ${sum.unexpected} unexpected violations`
 }
 
 /** Prints and stores the summary line (once per process). */

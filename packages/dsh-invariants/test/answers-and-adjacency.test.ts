@@ -11,7 +11,7 @@ import { textResponse, toolCallsResponse } from 'dsh-llm/testing'
 import type { Session, SessionEvent } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { Driver } from './driver.ts'
-import { scriptedSession } from './scripted.ts'
+import { scriptedSession, TWO_READS_SCRIPT, thrownBy } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -20,26 +20,12 @@ let session: Session
 let driver: Driver
 
 beforeEach(async () => {
-  ;({ app, session, driver } = await scriptedSession(
-    [
-      toolCallsResponse([
-        { id: 'c1', name: 'read', args: { path: 'a' } },
-        { id: 'c2', name: 'read', args: { path: 'b' } },
-      ]),
-      textResponse('done'),
-    ],
-    's-adj',
-  ))
+  ;({ app, session, driver } = await scriptedSession(TWO_READS_SCRIPT, 's-adj'))
 })
 
 function refusal(append: () => unknown): { seq: number | undefined; message: string } {
   const before = session.seq
-  let thrown: unknown
-  try {
-    append()
-  } catch (error) {
-    thrown = error
-  }
+  const thrown = thrownBy(append)
   expect(thrown).toBeInstanceOf(InvariantError)
   expect(session.seq).toBe(before)
   const [violation, ...others] = app.invariants.takeViolations()

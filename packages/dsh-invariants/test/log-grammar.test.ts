@@ -2,11 +2,10 @@ import { Context } from 'cordis'
 import { checkSessionLog, InvariantError } from 'dsh-invariants'
 import { installInvariantGuard, mountInvariants } from 'dsh-invariants/vitest'
 import { CallId, LlmRuntime, SessionId, userText } from 'dsh-llm'
-import { textResponse, toolCallsResponse } from 'dsh-llm/testing'
 import { appendInput, interruptedTurnClosers, type Session, type SessionEvent, Sessions } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { type Driver, HEADER, types } from './driver.ts'
-import { scriptedSession } from './scripted.ts'
+import { scriptedSession, TWO_READS_SCRIPT, thrownBy } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -15,27 +14,13 @@ let session: Session
 let driver: Driver
 
 beforeEach(async () => {
-  ;({ app, session, driver } = await scriptedSession(
-    [
-      toolCallsResponse([
-        { id: 'c1', name: 'read', args: { path: 'a' } },
-        { id: 'c2', name: 'read', args: { path: 'b' } },
-      ]),
-      textResponse('done'),
-    ],
-    's-log',
-  ))
+  ;({ app, session, driver } = await scriptedSession(TWO_READS_SCRIPT, 's-log'))
 })
 
 /** Runs `append`, expects the log-grammar refusal `message` at `seq`, and that nothing was appended. */
 function expectRefused(append: () => unknown, seq: number, message: string): void {
   const before = session.seq
-  let thrown: unknown
-  try {
-    append()
-  } catch (error) {
-    thrown = error
-  }
+  const thrown = thrownBy(append)
   expect(thrown).toBeInstanceOf(InvariantError)
   expect(thrown).toMatchObject({
     code: 'INVARIANT',

@@ -6,7 +6,7 @@ import { type ScriptedAdapter, scriptedAdapter, textResponse } from 'dsh-llm/tes
 import { composeRequest, type Session } from 'dsh-session'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { type Driver, drain, HEADER } from './driver.ts'
-import { scriptedSession } from './scripted.ts'
+import { scriptedSession, thrownBy } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -33,12 +33,7 @@ function tampered(request: LlmRequest, change: Partial<LlmRequest>): LlmRequest 
 }
 
 function expectViolation(run: () => unknown, message: string): void {
-  let thrown: unknown
-  try {
-    run()
-  } catch (error) {
-    thrown = error
-  }
+  const thrown = thrownBy(run)
   expect(thrown).toBeInstanceOf(InvariantError)
   expect(thrown).toMatchObject({
     code: 'INVARIANT',

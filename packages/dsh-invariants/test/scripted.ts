@@ -8,6 +8,7 @@ import {
   scriptedAdapter,
   textResponse,
   toolCallResponse,
+  toolCallsResponse,
 } from 'dsh-llm/testing'
 import type { Session } from 'dsh-session'
 import { Driver } from './driver.ts'
@@ -62,4 +63,23 @@ export async function recordReadTurn(
   await driver.call()
   driver.endStep()
   driver.endTurn()
+}
+
+/** A script of one step calling `read` twice (`c1` on `a`, `c2` on `b`), then the answer `done`. */
+export const TWO_READS_SCRIPT: readonly ScriptStep[] = [
+  toolCallsResponse([
+    { id: 'c1', name: 'read', args: { path: 'a' } },
+    { id: 'c2', name: 'read', args: { path: 'b' } },
+  ]),
+  textResponse('done'),
+]
+
+/** What `run` throws (`undefined` if it returns). */
+export function thrownBy(run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  return undefined
 }

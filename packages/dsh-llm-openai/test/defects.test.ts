@@ -2,7 +2,7 @@
 import type { StreamChunk } from 'dsh-llm'
 import { openAiCompatible } from 'dsh-llm-openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chunk, prompt, run, sseBody } from './helpers.ts'
+import { chunk, prompt, run, sseBody, usageChunk } from './helpers.ts'
 import { type FixtureServer, sseReply, startServer } from './server.ts'
 
 let server: FixtureServer
@@ -134,13 +134,7 @@ describe('regressions from replayed provider streams', () => {
 
   it('usage is kept when the response ends in a content filter', async () => {
     server.reply(
-      sseReply(
-        sseBody([
-          chunk({ content: 'Once upon' }),
-          chunk({}, 'content_filter'),
-          { id: 'chatcmpl-t', object: 'chat.completion.chunk', choices: [], usage },
-        ]),
-      ),
+      sseReply(sseBody([chunk({ content: 'Once upon' }), chunk({}, 'content_filter'), usageChunk(usage)])),
     )
     const chunks = await run(adapter(), prompt())
     expect(chunks.slice(-2)).toEqual([
@@ -161,17 +155,7 @@ describe('regressions from replayed provider streams', () => {
   })
 
   it('usage already reported is kept when the stream then breaks off before its finish', async () => {
-    server.reply(
-      sseReply(
-        sseBody(
-          [
-            chunk({ content: 'Par' }),
-            { id: 'chatcmpl-t', object: 'chat.completion.chunk', choices: [], usage },
-          ],
-          false,
-        ),
-      ),
-    )
+    server.reply(sseReply(sseBody([chunk({ content: 'Par' }), usageChunk(usage)], false)))
     const chunks = await run(adapter(), prompt())
     expect(chunks.slice(-2)).toEqual([
       { type: 'usage', usage: { inputTokens: 12, outputTokens: 5 } },

@@ -66,3 +66,8 @@ export function chunk(
     ...extra,
   }
 }
+
+/** A chat.completion.chunk payload with no choices, carrying only `usage` (as sent after the finish). */
+export function usageChunk(usage: Record<string, unknown>): unknown {
+  return { id: 'chatcmpl-t', object: 'chat.completion.chunk', choices: [], usage }
+}

@@ -18,6 +18,7 @@ export interface RecordReplayOptions {
 
 /** An adapter that records or replays, plus what it did. */
 export interface RecordReplayAdapter extends LlmAdapter {
+  /** The mode this wrapper runs in, resolved when it was made. */
   readonly mode: ReplayMode
   /** The exchanges recorded so far (record) or loaded (replay). */
   readonly exchanges: readonly Exchange[]

@@ -17,7 +17,9 @@ export type ReplayErrorCode = (typeof ReplayErrorCode)[keyof typeof ReplayErrorC
 export interface NearestExchange {
   /** 0-based index of the exchange in the fixture. */
   readonly index: number
+  /** Its fixture key (`requestKey` of its canonical request). */
   readonly key: string
+  /** Where the missed request differs from it. */
   readonly differences: readonly Difference[]
 }
 
@@ -29,6 +31,7 @@ export interface NearestExchange {
 export class ReplayMissError extends LlmError {
   /** The canonical form of the request that missed. */
   readonly request: CanonicalRequest
+  /** The fixture key of that request (`requestKey`). */
   readonly key: string
   /** The nearest recorded exchange, or `undefined` when the fixture is empty. */
   readonly nearest: NearestExchange | undefined

@@ -11,14 +11,19 @@ export const FIXTURE_FORMAT = 'dsh-replay/1'
 
 /** One request and the response the model gave to it. */
 export interface Exchange {
+  /** `requestKey(request)`: what a replayed request is looked up by. */
   readonly key: string
+  /** The request in canonical form. */
   readonly request: CanonicalRequest
+  /** The stream chunks the model answered with, in order. */
   readonly chunks: readonly StreamChunk[]
 }
 
 /** A whole fixture file. */
 export interface Fixture {
+  /** Always `FIXTURE_FORMAT`. */
   readonly format: typeof FIXTURE_FORMAT
+  /** Every exchange, in the order the requests were made. */
   readonly exchanges: readonly Exchange[]
 }
 

@@ -12,13 +12,13 @@ export {
   type PendingMessage,
 } from './mailbox.ts'
 export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
+export type { HeaderPage } from './read.ts'
+export { PostgresStorage } from './storage.ts'
 export {
   type AppendListener,
   type AppendOutcome,
   DEFAULT_MAX_EVENT_BYTES,
   type DeliveredListener,
-  type HeaderPage,
   type LeaseLostListener,
-  PostgresStorage,
   type PostgresStorageOptions,
-} from './storage.ts'
+} from './storage-options.ts'

@@ -14,66 +14,23 @@ import {
   type SessionFileHeader,
   type SessionListing,
   type SessionStorage,
-  type StorageProblem,
 } from 'dsh-session'
 import pg from 'pg'
 import { appendFenced } from './append.ts'
-import { decodeEvent, HEADER_COLUMNS, headerOf, type SessionRow } from './decode.ts'
-import { type Delivery, deliveriesIn, markDelivered } from './deliveries.ts'
+import { deliveriesIn, markDelivered } from './deliveries.ts'
+import { encodeEvents } from './encode.ts'
 import { isLeaseLost, leaseLost } from './errors.ts'
 import { releaseLease, renewLeases, takeLease } from './lease.ts'
 import { checkSchema } from './migrations.ts'
-
-/** Options of `PostgresStorage`. */
-export interface PostgresStorageOptions {
-  /** A pool to use (the caller keeps owning it), or ... */
-  readonly pool?: pg.Pool
-  /** ... a connection string for a pool this storage owns and ends on `close`. */
-  readonly connectionString?: string
-  /** Pool size when the storage makes its own pool. Default 10. */
-  readonly poolSize?: number
-  /** This writer's name on its leases. Default `<hostname>:<pid>:<random>`; must be unique per instance. */
-  readonly owner?: string
-  /** How long a lease lasts without renewal, in ms (database clock). Default 30 000. */
-  readonly leaseTtlMs?: number
-  /** How often held leases are renewed, in ms. Default a third of the TTL. */
-  readonly renewEveryMs?: number
-  /** Events per page when loading or reading a session, sessions per page in `list`. Default 1000. */
-  readonly pageSize?: number
-  /** The largest serialized event accepted, in UTF-8 bytes. Default 16 MiB. */
-  readonly maxEventBytes?: number
-}
-
-/** The default per-event size limit (the seam's default): 16 MiB of serialized JSON. */
-export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
-
-/** A page of session headers (and unreadable rows), and the cursor for the next page (absent on the last). */
-export interface HeaderPage extends SessionListing {
-  readonly next?: string
-}
-
-/** Told when this storage loses a lease it held (a takeover raised the token); `error` is `LEASE_LOST`. */
-export type LeaseLostListener = (sessionId: SessionId, error: SessionError) => void
-
-/** One finished `appendBatch` call: what it tried, with which token, how long it took, how it failed. */
-export interface AppendOutcome {
-  readonly sessionId: SessionId
-  readonly firstSeq: number
-  readonly count: number
-  /** The last event's type (absent for an empty batch). */
-  readonly lastType?: string
-  readonly token: string
-  /** Wall time of the database work, in ms. */
-  readonly ms: number
-  /** Absent when the batch committed. */
-  readonly error?: unknown
-}
-
-/** Told after every append attempt of a held session, committed or not. */
-export type AppendListener = (outcome: AppendOutcome) => void
-
-/** Told when mailbox messages were durably logged (in the transaction of their append). */
-export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Delivery[]) => void
+import { type HeaderPage, listAll, listHeaderPage, readEvents, readHeader } from './read.ts'
+import {
+  type AppendListener,
+  DEFAULT_MAX_EVENT_BYTES,
+  type DeliveredListener,
+  type LeaseLostListener,
+  type PostgresStorageOptions,
+} from './storage-options.ts'
+import { inTransaction } from './transaction.ts'
 
 interface Held {
   token: string
@@ -86,11 +43,6 @@ interface Held {
   /** Release with `wants_host` set: queued work remains. */
   wantsHost?: boolean
 }
-
-// Qualified columns: the selected text aliases must not be what sorts and compares.
-const LIST_SQL = `SELECT ${HEADER_COLUMNS} FROM dsh_sessions s
-WHERE ($1::bigint IS NULL OR (s.created_at, s.id) > ($1::bigint, $2::text))
-ORDER BY s.created_at, s.id LIMIT $3`
 
 /**
  * The PostgreSQL backend. Create it with `PostgresStorage.connect` (which checks the schema
@@ -307,14 +259,14 @@ export class PostgresStorage implements SessionStorage {
     expectedSeq: number,
   ): Promise<void> {
     if (held.deposed !== undefined) throw held.deposed
-    const encoded = this.encode(sessionId, events)
+    const encoded = encodeEvents(sessionId, events, this.maxEventBytes)
     const deliveries = held.awaited.size === 0 ? [] : deliveriesIn(events, held.awaited)
     try {
       if (deliveries.length === 0) {
         await appendFenced(this.pool, sessionId, held.token, events, expectedSeq, encoded)
         return
       }
-      await this.inTransaction(async (client) => {
+      await inTransaction(this.pool, async (client) => {
         await appendFenced(client, sessionId, held.token, events, expectedSeq, encoded)
         await markDelivered(client, sessionId, deliveries)
       })
@@ -326,29 +278,9 @@ export class PostgresStorage implements SessionStorage {
     for (const listener of this.deliveredListeners) contained(() => listener(sessionId, deliveries))
   }
 
-  /** Each event's JSON; throws `EVENT_TOO_LARGE` for one over `maxEventBytes`. */
-  private encode(sessionId: SessionId, events: readonly SessionEvent[]): string[] {
-    const encoded: string[] = new Array(events.length)
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i] as SessionEvent
-      const json = JSON.stringify(event)
-      encoded[i] = json
-      // UTF-8 is at most 3 bytes per UTF-16 unit: count bytes only when the limit could be reached.
-      if (json.length * 3 <= this.maxEventBytes) continue
-      const bytes = Buffer.byteLength(json, 'utf8')
-      if (bytes <= this.maxEventBytes) continue
-      throw new SessionError(
-        SessionErrorCode.EVENT_TOO_LARGE,
-        `session ${sessionId}: event ${event.type} at seq ${event.seq} is ${bytes} bytes, over the limit of ${this.maxEventBytes}`,
-        { sessionId, eventType: event.type, seq: event.seq },
-      )
-    }
-    return encoded
-  }
-
   /** Loads the whole session, page by page. `report.repairedEvents` is 0 (the store adds closers). */
   async load(sessionId: SessionId): Promise<LoadedLog> {
-    const header = await this.header(sessionId)
+    const header = await readHeader(this.pool, sessionId)
     const events: SessionEvent[] = []
     for await (const event of this.read(sessionId, 0)) events.push(event)
     return { header, events, report: { repairedEvents: 0 } }
@@ -356,21 +288,7 @@ export class PostgresStorage implements SessionStorage {
 
   /** Yields events with seq ≥ `fromSeq`, one page of `pageSize` rows in memory at a time. */
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
-    let next = Math.max(0, fromSeq)
-    let first = true
-    for (;;) {
-      const page = await this.pool.query<{ body: unknown }>(
-        'SELECT body FROM dsh_events WHERE session_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
-        [sessionId, next, this.pageSize],
-      )
-      if (first && page.rows.length === 0) await this.header(sessionId)
-      first = false
-      for (const row of page.rows) {
-        yield decodeEvent(sessionId, row.body, next)
-        next++
-      }
-      if (page.rows.length < this.pageSize) return
-    }
+    yield* readEvents(this.pool, sessionId, fromSeq, this.pageSize)
   }
 
   /**
@@ -378,39 +296,12 @@ export class PostgresStorage implements SessionStorage {
    * (a newer format version) as problems located at `dsh_sessions/<id>`.
    */
   async list(): Promise<SessionListing> {
-    const sessions: SessionFileHeader[] = []
-    const problems: StorageProblem[] = []
-    let cursor: string | undefined
-    do {
-      const page = await this.listPage(cursor)
-      sessions.push(...page.sessions)
-      problems.push(...page.problems)
-      cursor = page.next
-    } while (cursor !== undefined)
-    return { sessions, problems }
+    return listAll((cursor) => this.listPage(cursor))
   }
 
   /** One page of headers (oldest first) after `cursor` (from the previous page's `next`). */
   async listPage(cursor?: string, limit = this.pageSize): Promise<HeaderPage> {
-    let after: [string | null, string | null] = [null, null]
-    if (cursor !== undefined) {
-      const split = cursor.indexOf(':')
-      after = [cursor.slice(0, split), cursor.slice(split + 1)]
-    }
-    const rows = await this.pool.query<SessionRow>(LIST_SQL, [after[0], after[1], limit])
-    const sessions: SessionFileHeader[] = []
-    const problems: StorageProblem[] = []
-    for (const row of rows.rows) {
-      try {
-        sessions.push(headerOf(row))
-      } catch (error) {
-        if (!(error instanceof SessionError)) throw error
-        problems.push({ path: `dsh_sessions/${row.id}`, sessionId: row.id, reason: error.message, error })
-      }
-    }
-    const last = rows.rows[rows.rows.length - 1]
-    if (last === undefined || rows.rows.length < limit) return { sessions, problems }
-    return { sessions, problems, next: `${last.created_at}:${last.id}` }
+    return listHeaderPage(this.pool, cursor, limit)
   }
 
   /**
@@ -478,34 +369,6 @@ export class PostgresStorage implements SessionStorage {
     held.deposed = error
     held.awaited.clear()
     for (const listener of this.lostListeners) contained(() => listener(sessionId, error))
-  }
-
-  private async header(sessionId: SessionId): Promise<SessionFileHeader> {
-    const found = await this.pool.query<SessionRow>(
-      `SELECT ${HEADER_COLUMNS} FROM dsh_sessions WHERE id = $1`,
-      [sessionId],
-    )
-    const row = found.rows[0]
-    if (row === undefined) {
-      throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
-    }
-    return headerOf(row)
-  }
-
-  private async inTransaction(body: (client: pg.PoolClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
-      try {
-        await body(client)
-        await client.query('COMMIT')
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined)
-        throw error
-      }
-    } finally {
-      client.release()
-    }
   }
 }
 

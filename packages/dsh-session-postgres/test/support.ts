@@ -3,8 +3,9 @@
  * setup provides (embedded, or `DSH_TEST_PG_URL`), migrated, and dropped when the file is done.
  */
 import { randomBytes } from 'node:crypto'
-import { MessageId, SessionId } from 'dsh-llm'
-import { SESSION_FORMAT_VERSION, type SessionEvent, type SessionFileHeader } from 'dsh-session'
+import { SessionId } from 'dsh-llm'
+import type { SessionEvent, SessionFileHeader } from 'dsh-session'
+import { contractEvent, contractEvents, contractHeader } from 'dsh-session/testing'
 import { migrate, PostgresStorage, type PostgresStorageOptions } from 'dsh-session-postgres'
 import pg from 'pg'
 import { inject } from 'vitest'
@@ -76,30 +77,13 @@ export async function testDatabase(): Promise<TestDatabase> {
   }
 }
 
-/** A header for `id` (fixed `createdAt` unless given). */
-export function header(id: string, createdAt = 1_700_000_000_000): SessionFileHeader {
-  return { format: 'dsh-session', version: SESSION_FORMAT_VERSION, sessionId: SessionId(id), createdAt }
+/** A header for `id` (fixed `createdAt` unless given): the contract suite's header. */
+export function header(id: string, createdAt?: number): SessionFileHeader {
+  return contractHeader(SessionId(id), createdAt)
 }
 
-/** A `user/message` event at `seq` carrying `text`. */
-export function userEvent(seq: number, text = `message ${seq}`): SessionEvent {
-  return {
-    type: 'user/message',
-    seq,
-    time: 1_700_000_000_000 + seq,
-    data: {
-      id: MessageId(`m${seq}`),
-      role: 'user',
-      content: [{ type: 'text', text }],
-      source: { kind: 'user' },
-    },
-  }
-}
-
-/** `count` user events from `from`. */
-export function userEvents(from: number, count: number): SessionEvent[] {
-  return Array.from({ length: count }, (_, i) => userEvent(from + i))
-}
+/** A `user/message` event at `seq` (the contract suite's event), and `count` of them from `from`. */
+export { contractEvent as userEvent, contractEvents as userEvents }
 
 /** Every stored event of `sessionId`, read back through `storage`. */
 export async function stored(storage: PostgresStorage, sessionId: string): Promise<SessionEvent[]> {

@@ -147,6 +147,10 @@ export class LiveSession implements Session {
     return this.writer === undefined ? Promise.resolve() : this.writer.ready()
   }
 
+  mustWait(): boolean {
+    return this.writer?.overHighWaterMark === true
+  }
+
   /** Marks the session closed (the store calls this after its final flush). */
   markClosed(): void {
     this.closed = true

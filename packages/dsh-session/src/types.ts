@@ -221,6 +221,11 @@ export interface Session {
    * it wait instead of growing memory. Rejects with the backend's failure if writing stopped.
    */
   writable(): Promise<void>
+  /**
+   * Whether `writable()` would wait now: the session's unsynced events are above the high-water mark.
+   * A synchronous check, so a producer in a hot loop pays for the await only when it must wait.
+   */
+  mustWait(): boolean
 }
 
 /** A keyed pure fold over a session's events. */

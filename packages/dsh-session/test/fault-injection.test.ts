@@ -69,8 +69,19 @@ vi.mock('node:fs', async (importOriginal) => {
       }
       return fn(...args)
     }
+  // The callback form: an injected fault reaches the callback on a later turn, as a real one would.
+  const fdatasync = (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+    try {
+      wrap('fdatasync', () => undefined)()
+    } catch (error) {
+      setImmediate(() => callback(error as NodeJS.ErrnoException))
+      return
+    }
+    real.fdatasync(fd, callback)
+  }
   const wrapped = {
     ...real,
+    fdatasync,
     statSync: wrap('statSync', real.statSync),
     writeSync: wrap('writeSync', real.writeSync),
   }
@@ -80,8 +91,8 @@ vi.mock('node:fs', async (importOriginal) => {
 const id = SessionId('s1')
 /** The kinds of file-system call a clean run of `run` makes (so a new kind is noticed and failed too). */
 const expectedCalls = [
+  'fdatasync',
   'handle.close',
-  'handle.datasync',
   'handle.read',
   'handle.stat',
   'handle.writeFile',

@@ -212,8 +212,10 @@ describe('6. backpressure', () => {
     })
     const session = await app.sessions.create({ id })
     for (let i = 0; i < 3; i++) session.append('user/message', user(`u${i}`, 'x'.repeat(64 * 1024)))
+    expect(session.mustWait()).toBe(false)
     await session.writable()
     for (let i = 3; i < 6; i++) session.append('user/message', user(`u${i}`, 'x'.repeat(64 * 1024)))
+    expect(session.mustWait()).toBe(true)
     let ready = false
     const writable = session.writable().then(() => {
       ready = true
@@ -222,6 +224,7 @@ describe('6. backpressure', () => {
     expect(ready).toBe(false)
     stalled.open()
     await writable
+    expect(session.mustWait()).toBe(false)
     await session.flush()
     await app.sessions.close(session)
     expect((await new JsonlStorage({ dir }).load(id)).events.length).toBe(6)

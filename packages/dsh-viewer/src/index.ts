@@ -4,7 +4,17 @@ export { requestMessages, requestSources, resolveMessage } from './data/messages
 export { diffRequests } from './data/request-diff.ts'
 export { requestViews } from './data/requests.ts'
 export { timeline } from './data/timeline.ts'
-export type * from './data/types.ts'
+export type {
+  EventMark,
+  MessageSource,
+  RequestDiff,
+  RequestView,
+  StepView,
+  ToolView,
+  TurnView,
+  ViewData,
+  ViolationView,
+} from './data/types.ts'
 export { loadAppBundle } from './node/bundle.ts'
 export { renderPage } from './node/page.ts'
 export { readViewData } from './node/read.ts'

@@ -1,47 +1,19 @@
 /**
- * The log grammar: which event may follow which. Checked online before each event commits (through
- * `ctx.sessions.guard`) and offline over a whole log by `checkSessionLog`.
+ * The log grammar: which event may follow which. Checked online before each event commits (mounted by
+ * `installLogGrammar`, `online/log-guard.ts`) and offline over a whole log by `checkSessionLog`.
  */
-import type { Context } from 'cordis'
 import type { ToolResultBlock } from 'dsh-llm'
 import {
   applyInboxSplice,
   emptyInbox,
   type InboxState,
-  type Session,
   type SessionEvent,
   type SessionParent,
   sessionEventDefinition,
 } from 'dsh-session'
-import type { CheckSink } from '../registry.ts'
 import type { Violation } from '../types.ts'
+import { type CallState, STEP_MEMBERS, type StepState, TURN_MEMBERS, type TurnState } from './log-state.ts'
 import { CallAssembly } from './message-chunks.ts'
-
-/** One tool call of the open step. */
-interface CallState {
-  /** Proposed by a tool-call block of one of the step's `assistant/message`s. */
-  proposed: boolean
-  /** Seq of its `tool/call`, once logged. */
-  calledAt: number | undefined
-  /** Seq of its `tool/result`, once logged. */
-  answeredAt: number | undefined
-}
-
-interface StepState {
-  readonly step: number
-  readonly openedAt: number
-  /** Tool calls by id, in the order they were proposed. */
-  readonly calls: Map<string, CallState>
-  /** The chunks of the step's model call in progress. */
-  readonly output: CallAssembly
-}
-
-interface TurnState {
-  readonly turn: number
-  readonly openedAt: number
-  lastStep: number
-  step: StepState | undefined
-}
 
 /** What the grammar knows about where the log came from. */
 export interface LogOrigin {
@@ -52,17 +24,6 @@ export interface LogOrigin {
    */
   readonly parent?: SessionParent | null
 }
-
-/** Event types that only stand inside an open turn. */
-const TURN_MEMBERS = new Set(['turn/end', 'step/start', 'step/end', 'request/header'])
-/** Event types that only stand inside the open step they name. */
-const STEP_MEMBERS = new Set([
-  'assistant/chunk',
-  'assistant/message',
-  'tool/call',
-  'tool/result',
-  'request/retry',
-])
 
 /**
  * The grammar as a state machine. `check(event)` returns the violations `event` would commit
@@ -411,25 +372,4 @@ export class LogGrammar {
     calls.set(id, fresh)
     return fresh
   }
-}
-
-/**
- * Mounts the grammar as a pre-commit guard on every session of `ctx.sessions`: a candidate event that
- * breaks a rule is refused (the session's `append` throws the `InvariantError`; nothing is appended).
- * Each session's grammar is brought up to date from its committed events before each check, so events
- * committed before mounting, or refused by another guard after this one passed, are accounted for.
- */
-export function installLogGrammar(ctx: Context, sink: CheckSink): void {
-  const grammars = new WeakMap<Session, LogGrammar>()
-  ctx.sessions.guard((session, candidate) => {
-    sink.count('eventsChecked')
-    let grammar = grammars.get(session)
-    if (grammar === undefined) {
-      grammar = new LogGrammar({ parent: session.parent ?? null })
-      grammars.set(session, grammar)
-    }
-    grammar.catchUp(session.events)
-    const [violation] = grammar.check(candidate)
-    if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
-  })
 }

@@ -11,7 +11,7 @@ import {
   loopRequestMark,
   trackLoopSteps,
 } from 'dsh-llm'
-import type { CheckSink } from '../registry.ts'
+import type { CheckSink } from '../check-sink.ts'
 import { RequestChecker } from './request-checker.ts'
 
 declare module 'cordis' {

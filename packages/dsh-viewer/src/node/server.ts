@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 export interface ViewerServer {
   /** `http://127.0.0.1:<port>/`. */
   readonly url: string
+  /** Stops accepting connections; resolves once the server has closed. */
   close(): Promise<void>
 }
 

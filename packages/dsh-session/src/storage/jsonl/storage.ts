@@ -266,8 +266,13 @@ export class JsonlStorage implements SessionStorage {
     }
     if (events.length === 0) return
     const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
-    const slices = Array.isArray(encoded) ? encoded : await encoded
-    assertStillOwned(lease, sessionId, file)
+    let slices: Buffer[]
+    if (Array.isArray(encoded)) slices = encoded
+    else {
+      // Encoding yielded to the event loop: check the lease and file again before writing.
+      slices = await encoded
+      assertStillOwned(lease, sessionId, file)
+    }
     try {
       lease.handle ??= await this.openAppend(lease, sessionId, file)
       for (const slice of slices) {

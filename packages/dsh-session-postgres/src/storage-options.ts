@@ -1,0 +1,51 @@
+/** The options of `PostgresStorage` and the listeners it calls. */
+import type { SessionId } from 'dsh-llm'
+import type { SessionError } from 'dsh-session'
+import type pg from 'pg'
+import type { Delivery } from './deliveries.ts'
+
+/** Options of `PostgresStorage`. */
+export interface PostgresStorageOptions {
+  /** A pool to use (the caller keeps owning it), or ... */
+  readonly pool?: pg.Pool
+  /** ... a connection string for a pool this storage owns and ends on `close`. */
+  readonly connectionString?: string
+  /** Pool size when the storage makes its own pool. Default 10. */
+  readonly poolSize?: number
+  /** This writer's name on its leases. Default `<hostname>:<pid>:<random>`; must be unique per instance. */
+  readonly owner?: string
+  /** How long a lease lasts without renewal, in ms (database clock). Default 30 000. */
+  readonly leaseTtlMs?: number
+  /** How often held leases are renewed, in ms. Default a third of the TTL. */
+  readonly renewEveryMs?: number
+  /** Events per page when loading or reading a session, sessions per page in `list`. Default 1000. */
+  readonly pageSize?: number
+  /** The largest serialized event accepted, in UTF-8 bytes. Default 16 MiB. */
+  readonly maxEventBytes?: number
+}
+
+/** The default per-event size limit (the seam's default): 16 MiB of serialized JSON. */
+export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+/** Told when this storage loses a lease it held (a takeover raised the token); `error` is `LEASE_LOST`. */
+export type LeaseLostListener = (sessionId: SessionId, error: SessionError) => void
+
+/** One finished `appendBatch` call: what it tried, with which token, how long it took, how it failed. */
+export interface AppendOutcome {
+  readonly sessionId: SessionId
+  readonly firstSeq: number
+  readonly count: number
+  /** The last event's type (absent for an empty batch). */
+  readonly lastType?: string
+  readonly token: string
+  /** Wall time of the database work, in ms. */
+  readonly ms: number
+  /** Absent when the batch committed. */
+  readonly error?: unknown
+}
+
+/** Told after every append attempt of a held session, committed or not. */
+export type AppendListener = (outcome: AppendOutcome) => void
+
+/** Told when mailbox messages were durably logged (in the transaction of their append). */
+export type DeliveredListener = (sessionId: SessionId, deliveries: readonly Delivery[]) => void
