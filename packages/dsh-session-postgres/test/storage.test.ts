@@ -1,6 +1,7 @@
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from 'dsh-session'
 import {
+  appendFenced,
   checkSchema,
   migrate,
   PgSessionErrorCode,
@@ -129,6 +130,22 @@ describe('appends', () => {
       code: SessionErrorCode.LOCKED,
       message: 'session a4: append at seq 0 without holding the write lease; create or acquire it first',
     })
+  })
+
+  it('inserts nothing for a session that has no row, though dsh_events has no foreign key', async () => {
+    // The fenced statement inserts only through its head UPDATE of the session row; the events
+    // table carries no foreign key (its per-row check cost a third of the append).
+    expect(await failure(appendFenced(db.pool, SessionId('ghost'), '1', userEvents(0, 3), 0))).toEqual({
+      name: 'SessionError',
+      code: SessionErrorCode.NOT_FOUND,
+      message: 'no stored session ghost',
+    })
+    const rows = await db.pool.query("SELECT count(*)::int AS n FROM dsh_events WHERE session_id = 'ghost'")
+    expect(rows.rows).toEqual([{ n: 0 }])
+    const fks = await db.pool.query(
+      "SELECT conname FROM pg_constraint WHERE conrelid = 'dsh_events'::regclass AND contype = 'f'",
+    )
+    expect(fks.rows).toEqual([])
   })
 
   it('refuses to create an existing id or another format version', async () => {
