@@ -7,6 +7,7 @@
  * as objects and ~45 as part of a run. The session and `MemoryStorage` share one run per step.
  */
 import { deepFreeze } from 'dsh-llm'
+import { decodeChunks, encodeChunks } from './chunk-encoding.ts'
 import type { SessionEvent, SessionEventOf } from './types.ts'
 
 type ChunkEvent = SessionEventOf<'assistant/chunk'>
@@ -15,7 +16,7 @@ type ChunkEvent = SessionEventOf<'assistant/chunk'>
 export type LogEntry = SessionEvent | ChunkRun
 
 /** Runs shorter than this stay as objects (a run's own overhead would not pay off). */
-const MIN_RUN = 2
+export const MIN_RUN = 2
 
 /** A contiguous run of one step's `assistant/chunk` events, seqs `first` to `first + length - 1`. */
 export class ChunkRun {
@@ -29,8 +30,14 @@ export class ChunkRun {
     readonly step: number,
     events: readonly ChunkEvent[],
   ) {
-    this.times = events.map((event) => event.time)
-    this.json = encodeChunks(events.map((event) => event.data.chunk))
+    const times: number[] = []
+    const chunks: ChunkEvent['data']['chunk'][] = []
+    for (const event of events) {
+      times.push(event.time)
+      chunks.push(event.data.chunk)
+    }
+    this.times = times
+    this.json = encodeChunks(chunks)
   }
 
   /** How many events the run holds. */
@@ -61,8 +68,9 @@ export class ChunkRun {
   }
 
   /**
-   * The run for `events` (one step's chunk events, seqs contiguous): the run another holder already
-   * built for the same first event object if there is one, so that holders share it; else a new one.
+   * The run for `events` (one step's plain chunk events, seqs contiguous): the run another holder
+   * already built for the same first event object if there is one, so that holders share it; else a
+   * new one.
    */
   static of(events: readonly ChunkEvent[]): ChunkRun {
     const head = events[0] as ChunkEvent
@@ -107,7 +115,7 @@ export function evictChunksBefore(entries: LogEntry[], messageIndex: number): vo
 }
 
 /** A chunk event of (turn, step) whose keys are exactly what a run rebuilds, in the same order. */
-function isPlainChunk(event: SessionEvent, turn: number, step: number): event is ChunkEvent {
+export function isPlainChunk(event: SessionEvent, turn: number, step: number): event is ChunkEvent {
   if (event.type !== 'assistant/chunk' || event.data.turn !== turn || event.data.step !== step) return false
   const chunk: object = event.data.chunk
   return (
@@ -116,56 +124,6 @@ function isPlainChunk(event: SessionEvent, turn: number, step: number): event is
     typeof event.data.chunk.type === 'string' &&
     !Object.hasOwn(chunk, '__proto__')
   )
-}
-
-type Chunk = ChunkEvent['data']['chunk']
-
-/**
- * `[shapes, rows]` as JSON: a shape is `[type, ...keys]` (the chunk's keys in order, `type` among
- * them); `rows` is flat: per chunk its shape's index, then the values of its keys other than `type`.
- * A text delta then costs its text and a few bytes, not its key names again. Shapes are matched by
- * walking the chunk's keys (no key array, no signature string per chunk).
- */
-function encodeChunks(chunks: readonly Chunk[]): string {
-  const shapes: string[][] = []
-  const rows: unknown[] = []
-  for (const chunk of chunks) {
-    const record = chunk as unknown as Record<string, unknown>
-    rows.push(shapeOf(shapes, chunk.type, record))
-    for (const key in record) if (key !== 'type') rows.push(record[key])
-  }
-  return JSON.stringify([shapes, rows])
-}
-
-/** The index in `shapes` of the shape of `record` (type `type`), added if new. */
-function shapeOf(shapes: string[][], type: string, record: Record<string, unknown>): number {
-  search: for (let s = 0; s < shapes.length; s++) {
-    const shape = shapes[s] as string[]
-    if (shape[0] !== type) continue
-    let k = 1
-    for (const key in record) if (shape[k++] !== key) continue search
-    if (k === shape.length) return s
-  }
-  const shape = [type]
-  for (const key in record) shape.push(key)
-  return shapes.push(shape) - 1
-}
-
-/** The chunks `encodeChunks` wrote, with their keys in the original order. */
-function decodeChunks(json: string): Chunk[] {
-  const [shapes, rows] = JSON.parse(json) as [string[][], unknown[]]
-  const chunks: Chunk[] = []
-  let r = 0
-  while (r < rows.length) {
-    const shape = shapes[rows[r++] as number] as string[]
-    const chunk: Record<string, unknown> = {}
-    for (let k = 1; k < shape.length; k++) {
-      const key = shape[k] as string
-      chunk[key] = key === 'type' ? shape[0] : rows[r++]
-    }
-    chunks.push(chunk as unknown as Chunk)
-  }
-  return chunks
 }
 
 const EVENT_KEYS = ['type', 'seq', 'time', 'data']

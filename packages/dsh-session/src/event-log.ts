@@ -6,9 +6,11 @@
  * Once a step's `assistant/message` is added, its chunk events are folded into a `ChunkRun` (see
  * `chunk-runs.ts`); `view()` decodes them on every read, so callers still see every event.
  */
-import { ChunkRun, evictChunksBefore, type LogEntry } from './chunk-runs.ts'
+import { ChunkRun, isPlainChunk, type LogEntry, MIN_RUN } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
-import type { SessionEvent } from './types.ts'
+import type { SessionEvent, SessionEventOf } from './types.ts'
+
+type ChunkEvent = SessionEventOf<'assistant/chunk'>
 
 const push = Array.prototype.push
 
@@ -27,13 +29,20 @@ export class EventLog extends Array<SessionEvent> {
 
   /**
    * Appends a committed event (the owning session's path; callers cannot reach it through the type).
-   * An `assistant/message` folds the chunk events of its step before it into one `ChunkRun`: from
-   * then on the raw slots hold runs, which only `view()` (and `eventAt`) decode.
+   * An `assistant/message` folds the chunk events of its step right before it (see
+   * `evictChunksBefore`) into one `ChunkRun`: from then on the raw slots hold runs, which only
+   * `view()` (and `eventAt`) decode. `canonical`: the event is an `assistant/chunk` whose payload
+   * `snapshotChunkData` built, so its keys need no checking. The log tracks the run as events
+   * arrive, so the fold neither scans back nor re-checks keys.
    */
-  add(event: SessionEvent): void {
+  add(event: SessionEvent, canonical = false): void {
     const index = push.call(this, event) - 1
-    if (event.type === 'assistant/message') evictChunksBefore(this as LogEntry[], index)
+    if (event.type === 'assistant/chunk') this.#run.extend(event, index, canonical)
+    else if (event.type === 'assistant/message') this.#run.fold(this as LogEntry[], event, index)
   }
+
+  /** A private field, not a property: the log compares and iterates as a plain array of events. */
+  readonly #run = new TrailingRun()
 
   /**
    * The read-only array callers see: this log, with every slot a `ChunkRun` holds decoded into a
@@ -70,6 +79,42 @@ export class EventLog extends Array<SessionEvent> {
   }
   override copyWithin(): this {
     return refuse('copyWithin')
+  }
+}
+
+/** The trailing run of plain chunk events of one step in a log: slots `[start, end)`, empty when equal. */
+class TrailingRun {
+  private start = 0
+  private end = 0
+  private turn = 0
+  private step = 0
+
+  /** Takes the chunk event just added at `index` into the run, or starts a new one (or none). */
+  extend(event: ChunkEvent, index: number, canonical: boolean): void {
+    const { turn, step } = event.data
+    if (!canonical && !isPlainChunk(event, turn, step)) {
+      this.start = this.end = index + 1
+    } else if (this.end === index && this.end > this.start && this.turn === turn && this.step === step) {
+      this.end++
+    } else {
+      this.start = index
+      this.end = index + 1
+      this.turn = turn
+      this.step = step
+    }
+  }
+
+  /**
+   * After `message` was added at `index`: folds the run into one `ChunkRun` if it ends right before
+   * the message, belongs to its step and is long enough — what `evictChunksBefore` would fold.
+   */
+  fold(entries: LogEntry[], message: SessionEventOf<'assistant/message'>, index: number): void {
+    const { start, end } = this
+    this.start = this.end = index + 1
+    if (end !== index || end - start < MIN_RUN) return
+    if (message.data.turn !== this.turn || message.data.step !== this.step) return
+    const run = ChunkRun.of(entries.slice(start, end) as ChunkEvent[])
+    for (let i = start; i < end; i++) entries[i] = run
   }
 }
 

@@ -171,7 +171,7 @@ export function isFailure(value: unknown): boolean {
 }
 
 /** A known finish reason; unknown kinds → zod. */
-function isFinishReason(value: unknown): boolean {
+export function isFinishReason(value: unknown): boolean {
   if (!isRecord(value)) return false
   switch (value.kind) {
     case 'stop':

@@ -3,6 +3,7 @@
  * append pipeline snapshot → schema → enclosure → surface → guards → commit → persist → notify.
  */
 import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
+import { snapshotChunkData } from './chunk-snapshot.ts'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
@@ -66,6 +67,8 @@ export class LiveSession implements Session {
   private readonly writer: SessionWriter | undefined
   private header: HeaderState | undefined
   private busy: Busy | undefined
+  /** The event `prepare` just built is a chunk whose payload `snapshotChunkData` built. */
+  private canonical = false
   private closed = false
 
   constructor(init: LiveSessionInit) {
@@ -111,7 +114,7 @@ export class LiveSession implements Session {
     try {
       const event = this.prepare(type, data, surface, seq)
       for (const guard of this.host.guards()) guard(this, event)
-      this.commit(event)
+      this.commit(event, this.canonical)
       this.writer?.enqueue(event)
       busy.phase = 'notifying'
       this.host.notify(this, event)
@@ -160,8 +163,13 @@ export class LiveSession implements Session {
 
   private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
     const definition = requireEventDefinition(type, seq)
-    const payload = snapshotJson(data, type)
-    checkPayload(definition, payload, type, seq)
+    // The common chunk payloads: copied and checked in one hand-written pass, else the general path.
+    let payload: unknown = type === 'assistant/chunk' ? snapshotChunkData(data) : undefined
+    this.canonical = payload !== undefined
+    if (payload === undefined) {
+      payload = snapshotJson(data, type)
+      checkPayload(definition, payload, type, seq)
+    }
     this.enclosure.check(type, payload, seq, definition.enclosure)
     const time = this.host.now()
     if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
@@ -172,8 +180,8 @@ export class LiveSession implements Session {
     return Object.freeze({ type, seq, time, data: payload, surface: meta }) as SessionEvent
   }
 
-  private commit(event: SessionEvent): void {
-    this.log.add(event)
+  private commit(event: SessionEvent, canonical = false): void {
+    this.log.add(event, canonical)
     this.enclosure.apply(event.type, event.data)
     if (event.type === 'request/header') this.header = headerStateOf(event)
   }

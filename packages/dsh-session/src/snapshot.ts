@@ -20,6 +20,15 @@ export function snapshotJson<T>(value: T, eventType: string, root = 'data'): T {
   return walker.copy(value) as T
 }
 
+/**
+ * The copy `snapshotJson` makes of `value`, when it makes it without the careful walk; `undefined`
+ * when `snapshotJson` would throw (or `value` is deeper than the quick copy goes). Never throws.
+ */
+export function tryQuickSnapshot(value: unknown): unknown {
+  const copy = quickCopy(value, 0)
+  return copy === REFUSED ? undefined : copy
+}
+
 const REFUSED: unique symbol = Symbol('refused')
 
 /** Deeper than this, `quickCopy` defers to the careful walk (which also detects cycles). */
