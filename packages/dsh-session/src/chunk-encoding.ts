@@ -6,11 +6,16 @@
  */
 import type { StreamChunk } from 'dsh-llm'
 
-/** Encodes `chunks` (any plain chunk objects with a string `type`), reading each chunk's keys. */
-export function encodeChunks(chunks: readonly StreamChunk[]): string {
+/** Encodes the chunks of `events[start, end)` (plain chunk objects with a string `type`). */
+export function encodeChunks(
+  events: readonly { readonly data: { readonly chunk: StreamChunk } }[],
+  start: number,
+  end: number,
+): string {
   const shapes: string[][] = []
   const rows: unknown[] = []
-  for (const chunk of chunks) {
+  for (let i = start; i < end; i++) {
+    const chunk = (events[i] as { readonly data: { readonly chunk: StreamChunk } }).data.chunk
     const record = chunk as unknown as Record<string, unknown>
     rows.push(shapeOf(shapes, chunk.type, record))
     for (const key in record) if (key !== 'type') rows.push(record[key])

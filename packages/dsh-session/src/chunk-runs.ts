@@ -28,16 +28,13 @@ export class ChunkRun {
     readonly first: number,
     readonly turn: number,
     readonly step: number,
-    events: readonly ChunkEvent[],
+    entries: readonly LogEntry[],
+    end: number,
   ) {
-    const times: number[] = []
-    const chunks: ChunkEvent['data']['chunk'][] = []
-    for (const event of events) {
-      times.push(event.time)
-      chunks.push(event.data.chunk)
-    }
+    const times = new Array<number>(end - first)
+    for (let i = first; i < end; i++) times[i - first] = (entries[i] as ChunkEvent).time
     this.times = times
-    this.json = encodeChunks(chunks)
+    this.json = encodeChunks(entries as readonly ChunkEvent[], first, end)
   }
 
   /** How many events the run holds. */
@@ -68,15 +65,15 @@ export class ChunkRun {
   }
 
   /**
-   * The run for `events` (one step's plain chunk events, seqs contiguous): the run another holder
-   * already built for the same first event object if there is one, so that holders share it; else a
-   * new one.
+   * The run for `entries[start, end)` (one step's plain chunk events, seqs contiguous, slot i holding
+   * seq i): the run another holder already built for the same first event object if there is one, so
+   * that holders share it; else a new one.
    */
-  static of(events: readonly ChunkEvent[]): ChunkRun {
-    const head = events[0] as ChunkEvent
+  static of(entries: readonly LogEntry[], start: number, end: number): ChunkRun {
+    const head = entries[start] as ChunkEvent
     const known = shared.get(head)
-    if (known !== undefined && known.length === events.length) return known
-    const run = new ChunkRun(head.seq, head.data.turn, head.data.step, events)
+    if (known !== undefined && known.length === end - start) return known
+    const run = new ChunkRun(start, head.data.turn, head.data.step, entries, end)
     shared.set(head, run)
     return run
   }
@@ -110,7 +107,7 @@ export function evictChunksBefore(entries: LogEntry[], messageIndex: number): vo
     start--
   }
   if (messageIndex - start < MIN_RUN) return
-  const run = ChunkRun.of(entries.slice(start, messageIndex) as ChunkEvent[])
+  const run = ChunkRun.of(entries, start, messageIndex)
   for (let i = start; i < messageIndex; i++) entries[i] = run
 }
 

@@ -10,6 +10,50 @@ import type { CallId, ContentBlock, FinishReason, StreamChunk, Usage } from 'dsh
 import { isFinishReason, isUsage } from './fast-blocks.ts'
 import { tryQuickSnapshot } from './snapshot.ts'
 
+/**
+ * An upper bound of the JSON bytes of a delta, block-start or block-end payload `snapshotChunkData`
+ * built, beyond its strings' own `MAX_BYTES_PER_UNIT` per unit: keys, punctuation, quotes, `turn`,
+ * `step` and `index` (safe integers, at most 16 digits each).
+ */
+const FIXED_BYTES = 512
+/** The most UTF-8 bytes one UTF-16 unit can become in JSON (a control character as `\u001f`). */
+const MAX_BYTES_PER_UNIT = 6
+
+/**
+ * An upper bound of the serialized size of `data`, a payload `snapshotChunkData` returned (so its
+ * keys are exactly the canonical ones): what the size limit needs, without walking its keys.
+ * `Infinity` (measure it the general way) for `usage` and `finish`, whose members are open records.
+ */
+export function chunkDataBound(data: ChunkData): number {
+  const chunk = data.chunk
+  let units = chunk.type.length
+  switch (chunk.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      units += chunk.text.length
+      break
+    case 'block-start':
+      units += chunk.blockType.length
+      break
+    case 'tool-call-delta':
+      units += (chunk.id?.length ?? 0) + (chunk.name?.length ?? 0) + chunk.argumentsDelta.length
+      break
+    case 'block-end': {
+      const block = chunk.block
+      units += block.type.length
+      if (block.type === 'text' || block.type === 'reasoning') units += block.text.length
+      else if (block.type === 'tool-call')
+        units += block.id.length + block.name.length + block.arguments.length
+      else return Number.POSITIVE_INFINITY
+      break
+    }
+    default:
+      // `usage` and `finish` members may carry extra keys: leave them to the general measure.
+      return Number.POSITIVE_INFINITY
+  }
+  return MAX_BYTES_PER_UNIT * units + FIXED_BYTES
+}
+
 /** The `assistant/chunk` payload. */
 export interface ChunkData {
   readonly turn: number

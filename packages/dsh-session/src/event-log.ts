@@ -113,7 +113,7 @@ class TrailingRun {
     this.start = this.end = index + 1
     if (end !== index || end - start < MIN_RUN) return
     if (message.data.turn !== this.turn || message.data.step !== this.step) return
-    const run = ChunkRun.of(entries.slice(start, end) as ChunkEvent[])
+    const run = ChunkRun.of(entries, start, end)
     for (let i = start; i < end; i++) entries[i] = run
   }
 }

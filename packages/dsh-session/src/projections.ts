@@ -34,6 +34,8 @@ interface Registration {
  */
 export class SessionProjectionRegistry extends Service implements SessionProjections {
   private readonly registrations = new Map<string, Registration>()
+  /** `registrations`' values, in order, replaced on change: the per-event loop walks it without an iterator. */
+  private registered: readonly Registration[] = []
   private readonly listeners = new Map<string, Set<ChangeListener>>()
   private readonly home: Context
 
@@ -66,8 +68,10 @@ export class SessionProjectionRegistry extends Service implements SessionProject
     }
     return this.ctx.effect(() => {
       this.registrations.set(key, registration)
+      this.registered = [...this.registrations.values()]
       return () => {
         if (this.registrations.get(key) === registration) this.registrations.delete(key)
+        this.registered = [...this.registrations.values()]
       }
     }, `projection ${key}`)
   }
@@ -105,9 +109,12 @@ export class SessionProjectionRegistry extends Service implements SessionProject
   }
 
   private advanceAll(session: Session, event: SessionEvent): void {
-    for (const [key, registration] of this.registrations) {
+    const registered = this.registered
+    for (let i = 0; i < registered.length; i++) {
+      const registration = registered[i] as Registration
       const existing = registration.states.get(session)
-      if (existing === undefined && (this.listeners.get(key)?.size ?? 0) === 0) continue
+      if (existing === undefined && (this.listeners.get(registration.definition.key)?.size ?? 0) === 0)
+        continue
       const entry = existing ?? this.build(registration, session, event.seq)
       // The common case: the state is current up to this event, which is the one to fold next.
       if (entry.upTo === event.seq && entry.failure === undefined)

@@ -3,7 +3,7 @@
  * append pipeline snapshot → schema → enclosure → surface → guards → commit → persist → notify.
  */
 import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
-import { snapshotChunkData } from './chunk-snapshot.ts'
+import { type ChunkData, chunkDataBound, snapshotChunkData } from './chunk-snapshot.ts'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
@@ -13,6 +13,7 @@ import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
 import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
+import { assertEventSize, assertEventSizeWithin } from './storage/event-size.ts'
 import type { SessionWriter } from './storage/writer.ts'
 import type {
   AppendGuard,
@@ -33,8 +34,10 @@ import type {
 export interface SessionHost {
   /** Tells `session/event` listeners about a committed event; must contain listener errors. */
   notify(session: Session, event: SessionEvent): void
-  /** The pre-commit checks currently registered. */
-  guards(): Iterable<AppendGuard>
+  /** The per-event size limit in serialized bytes, checked before any guard runs. */
+  readonly maxEventBytes: number
+  /** The pre-commit checks currently registered, in order (an array the host replaces on change). */
+  guards(): readonly AppendGuard[]
   /** The clock for `time` (epoch ms). */
   now(): number
 }
@@ -51,8 +54,6 @@ export interface LiveSessionInit {
   readonly writer?: SessionWriter
 }
 
-type Busy = { readonly type: string; readonly seq: number; phase: 'checking' | 'notifying' }
-
 /** The `Session` implementation behind `ctx.sessions`. */
 export class LiveSession implements Session {
   readonly id: SessionId
@@ -66,7 +67,10 @@ export class LiveSession implements Session {
   private readonly host: SessionHost
   private readonly writer: SessionWriter | undefined
   private header: HeaderState | undefined
-  private busy: Busy | undefined
+  /** While an append runs: its type, seq and phase (re-entrant appends are refused naming them). */
+  private busyType: string | undefined
+  private busySeq = 0
+  private busyPhase: 'checking' | 'notifying' = 'checking'
   /** The event `prepare` just built is a chunk whose payload `snapshotChunkData` built. */
   private canonical = false
   private closed = false
@@ -108,19 +112,31 @@ export class LiveSession implements Session {
         seq,
       })
     }
-    if (this.busy !== undefined) this.refuseReentrant(type, this.busy)
-    const busy: Busy = { type, seq, phase: 'checking' }
-    this.busy = busy
+    if (this.busyType !== undefined) this.refuseReentrant(type, this.busyType)
+    // Fields, not a per-append object: the append path allocates only what it commits.
+    this.busyType = type
+    this.busySeq = seq
+    this.busyPhase = 'checking'
     try {
       const event = this.prepare(type, data, surface, seq)
-      for (const guard of this.host.guards()) guard(this, event)
+      // The size limit first (`EVENT_TOO_LARGE`); a chunk built by the fast path is measured by its strings.
+      if (this.canonical)
+        assertEventSizeWithin(
+          event,
+          chunkDataBound(event.data as ChunkData),
+          this.host.maxEventBytes,
+          this.id,
+        )
+      else assertEventSize(event, this.host.maxEventBytes, this.id)
+      const guards = this.host.guards()
+      for (let i = 0; i < guards.length; i++) (guards[i] as AppendGuard)(this, event)
       this.commit(event, this.canonical)
       this.writer?.enqueue(event)
-      busy.phase = 'notifying'
+      this.busyPhase = 'notifying'
       this.host.notify(this, event)
       return event as SessionEventOf<K>
     } finally {
-      this.busy = undefined
+      this.busyType = undefined
     }
   }
 
@@ -204,11 +220,11 @@ export class LiveSession implements Session {
     this.commit(deepFreeze(event))
   }
 
-  private refuseReentrant(type: string, busy: Busy): never {
+  private refuseReentrant(type: string, busyType: string): never {
     const where =
-      busy.phase === 'notifying'
-        ? `from inside the session/event notification of ${busy.type} at seq ${busy.seq}`
-        : `while ${busy.type} at seq ${busy.seq} is being checked`
+      this.busyPhase === 'notifying'
+        ? `from inside the session/event notification of ${busyType} at seq ${this.busySeq}`
+        : `while ${busyType} at seq ${this.busySeq} is being checked`
     throw new SessionError('REENTRANT_APPEND', `session ${this.id}: cannot append ${type} ${where}`, {
       sessionId: this.id,
       eventType: type,

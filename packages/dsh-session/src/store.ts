@@ -9,7 +9,6 @@ import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
-import { assertEventSize } from './storage/event-size.ts'
 import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 import { MemoryStorage } from './storage/memory.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './storage/types.ts'
@@ -73,7 +72,8 @@ export class Sessions extends Service implements SessionStore {
   private readonly live = new Map<string, LiveSession>()
   /** Opens in flight, so a second `open` of the same id joins the first instead of racing it. */
   private readonly opening = new Map<string, Promise<Session>>()
-  private readonly appendGuards = new Set<AppendGuard>()
+  /** Pre-commit checks, in registration order; replaced (never mutated) on change, like `eventListeners`. */
+  private appendGuards: readonly AppendGuard[] = []
   /** `onEvent` listeners; replaced (never mutated) on change, so notifying needs no copy. */
   private eventListeners: readonly SessionEventListener[] = []
   private readonly host: SessionHost
@@ -92,15 +92,13 @@ export class Sessions extends Service implements SessionStore {
     const storageLimit = this.storage.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     const limit = Math.min(config.maxEventBytes ?? storageLimit, storageLimit)
     this.maxEventBytes = limit
-    // The first guard of every append: an oversized event is refused before it commits.
-    this.appendGuards.add((session, event) => assertEventSize(event, limit, session.id))
     this.projections = new SessionProjectionRegistry(ctx)
     // Resolved once: the per-event notification must not pay cordis's tracing proxies.
     const bus = eventBus(ctx)
     this.host = {
       notify: (session, event) => {
         this.projections.handleEvent(session, event)
-        bus.emit('session/event', [session, event])
+        if (bus.has('session/event')) bus.emit('session/event', [session, event])
         const listeners = this.eventListeners
         for (let i = 0; i < listeners.length; i++) {
           try {
@@ -113,6 +111,8 @@ export class Sessions extends Service implements SessionStore {
           }
         }
       },
+      // Checked by the session before any guard: an oversized event is refused before it commits.
+      maxEventBytes: limit,
       guards: () => this.appendGuards,
       now: () => this.repairTime ?? this.clock(),
     }
@@ -272,9 +272,9 @@ export class Sessions extends Service implements SessionStore {
   /** Adds a pre-commit check for every session, as an effect of the calling fiber. */
   guard(check: AppendGuard): () => void {
     return this.ctx.effect(() => {
-      this.appendGuards.add(check)
+      if (!this.appendGuards.includes(check)) this.appendGuards = [...this.appendGuards, check]
       return () => {
-        this.appendGuards.delete(check)
+        this.appendGuards = this.appendGuards.filter((x) => x !== check)
       }
     }, 'session append guard')
   }

@@ -195,6 +195,38 @@ describe('assistant/chunk fast path', () => {
     expect(session.seq).toBe(2)
   })
 
+  test('the size limit holds for fast-path chunks: exact at the boundary, the same error', async () => {
+    const app = await mountSessions({ maxEventBytes: 200 })
+    const session = await app.sessions.create()
+    session.append('turn/start', { turn: 1, trigger: { kind: 'send', target: 'next-turn' } })
+    session.append('step/start', { turn: 1, step: 1 })
+    const delta = (text: string) => ({
+      turn: 1,
+      step: 1,
+      chunk: { type: 'text-delta' as const, index: 0, text },
+    })
+    const envelope = (text: string) =>
+      Buffer.byteLength(JSON.stringify({ type: 'assistant/chunk', seq: 2, time: 1002, data: delta(text) }))
+    const room = 200 - envelope('')
+    const fits = 'é'.repeat(Math.floor(room / 2)) + (room % 2 === 1 ? 'x' : '')
+    expect(envelope(fits)).toBe(200)
+    expect(session.append('assistant/chunk', delta(fits)).seq).toBe(2)
+    const over = `${fits}x`
+    expect(refusal(() => session.append('assistant/chunk', { ...delta(over) }))).toEqual({
+      code: 'EVENT_TOO_LARGE',
+      message: `session ${session.id}: assistant/chunk at seq 3 is 201 bytes serialized, over the limit of 200 bytes; nothing was written`,
+    })
+    const block = {
+      type: 'block-end' as const,
+      index: 0,
+      block: { type: 'text' as const, text: 'y'.repeat(300) },
+    }
+    expect(refusal(() => session.append('assistant/chunk', { turn: 1, step: 1, chunk: block })).code).toBe(
+      'EVENT_TOO_LARGE',
+    )
+    expect(session.seq).toBe(3)
+  })
+
   test('fast-path events reach listeners and storage like any other, and fold into the step run', async () => {
     const storage = new MemoryStorage()
     const app = await mountSessions({ storage })

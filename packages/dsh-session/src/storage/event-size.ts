@@ -22,6 +22,21 @@ export function eventBytesOver(event: SessionEvent, limit: number): number | und
   return exact > limit ? exact : undefined
 }
 
+/**
+ * `assertEventSize` for an event without surface metadata whose `data` is known to serialize to at
+ * most `dataBound` bytes: no walk when that bound rules the size out.
+ */
+export function assertEventSizeWithin(
+  event: SessionEvent,
+  dataBound: number,
+  limit: number,
+  sessionId: string,
+): void {
+  const budget = limit - ENVELOPE_BYTES - MAX_BYTES_PER_UNIT * event.type.length
+  if (dataBound <= budget && event.surface === undefined) return
+  assertEventSize(event, limit, sessionId)
+}
+
 /** Throws `EVENT_TOO_LARGE` naming the event type, seq, session, size and limit if `event` is over it. */
 export function assertEventSize(event: SessionEvent, limit: number, sessionId: string): void {
   const size = eventBytesOver(event, limit)
