@@ -14,9 +14,9 @@ export type DeepReadonly<T> = T extends (...args: never[]) => unknown
 export function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value
   Object.freeze(value)
-  for (const key of Object.keys(value)) {
-    deepFreeze((value as Record<string, unknown>)[key])
-  }
+  // `for...in` with an own-key test visits what `Object.keys` lists, without allocating the list.
+  const record = value as Record<string, unknown>
+  for (const key in record) if (Object.hasOwn(record, key)) deepFreeze(record[key])
   return value
 }
 
@@ -25,16 +25,15 @@ export function deepFreeze<T>(value: T): T {
  * finite numbers, booleans, null). Properties whose value is `undefined` are dropped.
  */
 export function frozenCopy<T>(value: T): T {
-  return deepFreeze(copyJson(value))
-}
-
-function copyJson<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value
-  if (Array.isArray(value)) return value.map(copyJson) as T
+  // One pass: each copy is frozen as it is built (it is fresh, so nothing in it is frozen yet).
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T
+  const source = value as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
-    const member = (value as Record<string, unknown>)[key]
-    if (member !== undefined) out[key] = copyJson(member)
+  for (const key in source) {
+    if (!Object.hasOwn(source, key)) continue
+    const member = source[key]
+    if (member !== undefined) out[key] = frozenCopy(member)
   }
-  return out as T
+  return Object.freeze(out) as T
 }

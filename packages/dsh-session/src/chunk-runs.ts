@@ -99,6 +99,8 @@ export function eventAt(entries: readonly LogEntry[], seq: number): SessionEvent
 export function evictChunksBefore(entries: LogEntry[], messageIndex: number): void {
   const message = entries[messageIndex]
   if (message === undefined || message instanceof ChunkRun || message.type !== 'assistant/message') return
+  const known = runBefore.get(message)
+  if (known !== undefined && foldKnownRun(entries, known, messageIndex)) return
   const { turn, step } = message.data
   let start = messageIndex
   while (start > 0) {
@@ -109,6 +111,34 @@ export function evictChunksBefore(entries: LogEntry[], messageIndex: number): vo
   if (messageIndex - start < MIN_RUN) return
   const run = ChunkRun.of(entries, start, messageIndex)
   for (let i = start; i < messageIndex; i++) entries[i] = run
+}
+
+/**
+ * The run a holder folded right before each `assistant/message` event object (see `noteRunBefore`),
+ * so that another holder of the same event objects folds them without checking each one's keys.
+ */
+const runBefore = new WeakMap<object, ChunkRun>()
+
+/** Records that `run` was folded right before `message` (an `assistant/message` event object). */
+export function noteRunBefore(message: SessionEvent, run: ChunkRun): void {
+  runBefore.set(message, run)
+}
+
+/**
+ * Folds `entries[messageIndex - run.length, messageIndex)` into `run` when they are the events it was
+ * built from: the same first event object, and chunk events of its turn and step after it. Returns
+ * false (nothing changed) otherwise.
+ */
+function foldKnownRun(entries: LogEntry[], run: ChunkRun, messageIndex: number): boolean {
+  const start = messageIndex - run.length
+  if (start !== run.first || shared.get(entries[start] as object) !== run) return false
+  for (let i = start + 1; i < messageIndex; i++) {
+    const entry = entries[i]
+    if (entry === undefined || entry instanceof ChunkRun || entry.type !== 'assistant/chunk') return false
+    if (entry.data.turn !== run.turn || entry.data.step !== run.step) return false
+  }
+  for (let i = start; i < messageIndex; i++) entries[i] = run
+  return true
 }
 
 /** A chunk event of (turn, step) whose keys are exactly what a run rebuilds, in the same order. */
