@@ -213,6 +213,57 @@ describe('LlmRuntime', () => {
     expect(log).toEqual(['adapter closed'])
   })
 
+  it('answers overlapping next() calls in order, then done', async () => {
+    app.llm.registerAdapter('p', scriptedAdapter([textResponse('ab')]))
+    const iterator = app.llm.stream(request)[Symbol.asyncIterator]()
+    const expected = textResponse('ab')
+    const answers = await Promise.all(expected.map(() => iterator.next()))
+    expect(answers).toEqual(expected.map((value) => ({ done: false, value })))
+    expect(await iterator.next()).toEqual({ done: true, value: undefined })
+    expect(await iterator.next()).toEqual({ done: true, value: undefined })
+  })
+
+  it('never opens the adapter stream when stopped before the first next()', async () => {
+    let opened = 0
+    app.llm.registerAdapter('p', {
+      stream() {
+        opened++
+        return scriptedAdapter([textResponse('x')]).stream(request)
+      },
+    })
+    const iterator = app.llm.stream(request)[Symbol.asyncIterator]()
+    expect(await iterator.return?.()).toEqual({ done: true, value: undefined })
+    expect(await iterator.next()).toEqual({ done: true, value: undefined })
+    expect(opened).toBe(0)
+  })
+
+  it('releases a stream that arrives after the consumer stopped, unread', async () => {
+    const log: string[] = []
+    let deliver: () => void = () => undefined
+    app.llm.registerAdapter('p', {
+      async stream() {
+        await new Promise<void>((resolve) => {
+          deliver = resolve
+        })
+        return (async function* () {
+          try {
+            log.push('read')
+            yield* textResponse('late')
+          } finally {
+            log.push('closed')
+          }
+        })()
+      },
+    } as unknown as LlmAdapter)
+    const iterator = app.llm.stream(request)[Symbol.asyncIterator]()
+    const first = iterator.next()
+    await Promise.resolve()
+    await iterator.return?.()
+    deliver()
+    expect(await first).toEqual({ done: true, value: undefined })
+    expect(log).toEqual([])
+  })
+
   it('passes the abort through to a hanging adapter', async () => {
     const controller = new AbortController()
     app.llm.registerAdapter('p', scriptedAdapter([hangUntilAborted(textResponse('wait').slice(0, 2))]))
