@@ -52,7 +52,6 @@ export class ChunkRun {
       time: this.times[index] as number,
       data: Object.freeze({ turn: this.turn, step: this.step, chunk: chunks[index] }),
     }) as ChunkEvent
-    if (index === 0) shared.set(event, this)
     return event
   }
 
@@ -66,21 +65,27 @@ export class ChunkRun {
 
   /**
    * The run for `entries[start, end)` (one step's plain chunk events, seqs contiguous, slot i holding
-   * seq i): the run another holder already built for the same first event object if there is one, so
-   * that holders share it; else a new one.
+   * seq i), which `message` (the step's `assistant/message` event) follows: the run another holder
+   * already folded before the same message object if it covers the same seqs, so that holders share
+   * it; else a new one, recorded for the next holder.
    */
-  static of(entries: readonly LogEntry[], start: number, end: number): ChunkRun {
+  static of(entries: readonly LogEntry[], start: number, end: number, message: SessionEvent): ChunkRun {
+    const known = runBefore.get(message)
+    if (known !== undefined && known.first === start && known.length === end - start) return known
     const head = entries[start] as ChunkEvent
-    const known = shared.get(head)
-    if (known !== undefined && known.length === end - start) return known
     const run = new ChunkRun(start, head.data.turn, head.data.step, entries, end)
-    shared.set(head, run)
+    runBefore.set(message, run)
     return run
   }
 }
 
-/** The run built for (or decoded into) each run's first event object, while that object lives. */
-const shared = new WeakMap<object, ChunkRun>()
+/**
+ * The run folded right before each `assistant/message` event object, while that object lives: the
+ * session and `MemoryStorage` hold the same message object (the writer hands the storage the
+ * committed events; `load` hands a re-opened session the stored ones; a fork's seed is the source's),
+ * so each step's run is built once and shared. One entry per step.
+ */
+const runBefore = new WeakMap<object, ChunkRun>()
 /** One decoded run, so a sequential scan parses each run once. */
 let lastRun: ChunkRun | undefined
 let lastChunks: readonly ChunkEvent['data']['chunk'][] = []
@@ -109,30 +114,20 @@ export function evictChunksBefore(entries: LogEntry[], messageIndex: number): vo
     start--
   }
   if (messageIndex - start < MIN_RUN) return
-  const run = ChunkRun.of(entries, start, messageIndex)
+  const run = ChunkRun.of(entries, start, messageIndex, message)
   for (let i = start; i < messageIndex; i++) entries[i] = run
 }
 
 /**
- * The run a holder folded right before each `assistant/message` event object (see `noteRunBefore`),
- * so that another holder of the same event objects folds them without checking each one's keys.
- */
-const runBefore = new WeakMap<object, ChunkRun>()
-
-/** Records that `run` was folded right before `message` (an `assistant/message` event object). */
-export function noteRunBefore(message: SessionEvent, run: ChunkRun): void {
-  runBefore.set(message, run)
-}
-
-/**
- * Folds `entries[messageIndex - run.length, messageIndex)` into `run` when they are the events it was
- * built from: the same first event object, and chunk events of its turn and step after it. Returns
- * false (nothing changed) otherwise.
+ * Folds `entries[messageIndex - run.length, messageIndex)` into `run`, the run another holder folded
+ * before the same message object, when they are its seqs and all chunk events of its turn and step
+ * (the same events: both holders got them from the same commit) — without checking each one's keys
+ * again. Returns false (nothing changed) otherwise.
  */
 function foldKnownRun(entries: LogEntry[], run: ChunkRun, messageIndex: number): boolean {
   const start = messageIndex - run.length
-  if (start !== run.first || shared.get(entries[start] as object) !== run) return false
-  for (let i = start + 1; i < messageIndex; i++) {
+  if (start !== run.first) return false
+  for (let i = start; i < messageIndex; i++) {
     const entry = entries[i]
     if (entry === undefined || entry instanceof ChunkRun || entry.type !== 'assistant/chunk') return false
     if (entry.data.turn !== run.turn || entry.data.step !== run.step) return false

@@ -46,6 +46,9 @@ export class EnclosureTracker {
   /** Throws `SessionError` `ENCLOSURE` (naming type, seq and the rule) if the event may not stand here. */
   check(type: string, data: unknown, seq: number, enclosure: EventEnclosure): void {
     const { turn, step } = data as TurnStepData
+    // The most common event, first: a chunk naming the open step (what `requireStep` accepts).
+    if (type === 'assistant/chunk' && this.step !== undefined && step === this.step && turn === this.turn)
+      return
     switch (type) {
       case 'turn/start':
         if (this.turn !== undefined) this.fail(type, seq, `comes while turn ${this.turn} is still open`)

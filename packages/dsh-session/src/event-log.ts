@@ -6,7 +6,7 @@
  * Once a step's `assistant/message` is added, its chunk events are folded into a `ChunkRun` (see
  * `chunk-runs.ts`); `view()` decodes them on every read, so callers still see every event.
  */
-import { ChunkRun, isPlainChunk, type LogEntry, MIN_RUN, noteRunBefore } from './chunk-runs.ts'
+import { ChunkRun, isPlainChunk, type LogEntry, MIN_RUN } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import type { SessionEvent, SessionEventOf } from './types.ts'
 
@@ -113,9 +113,8 @@ class TrailingRun {
     this.start = this.end = index + 1
     if (end !== index || end - start < MIN_RUN) return
     if (message.data.turn !== this.turn || message.data.step !== this.step) return
-    const run = ChunkRun.of(entries, start, end)
+    const run = ChunkRun.of(entries, start, end, message)
     for (let i = start; i < end; i++) entries[i] = run
-    noteRunBefore(message, run)
   }
 }
 
