@@ -1,6 +1,7 @@
 /** `ctx.llm`: the adapter registry and the `llm/stream` waterfall around every model call. */
 import { type Context, Service } from 'cordis'
-import { HarnessError, LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
+import { adapterStream } from './adapter-stream.ts'
+import { HarnessError, LlmErrorCode } from './errors.ts'
 import type { LlmAdapter, LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
 import { blamedWaterfall, type StreamHook } from './stream-listeners.ts'
@@ -128,89 +129,10 @@ export class LlmRuntime extends Service {
   stream(request: LlmRequest): AsyncIterable<StreamChunk> {
     const inner = (): AsyncIterable<StreamChunk> => {
       for (const guard of this.guards) guard(request)
-      return guardedStream(this.adapters.get(request.provider), request)
+      return adapterStream(this.adapters.get(request.provider), request)
     }
     const hooks = this.hooks['llm/stream']
     if (hooks === undefined || hooks.length === 0) return inner()
     return blamedWaterfall(hooks.slice(), request, inner)
-  }
-}
-
-function finish(failure: LlmFailure, aborted: boolean): StreamChunk {
-  return Object.freeze({
-    type: 'finish',
-    reason: Object.freeze(aborted ? { kind: 'aborted', failure } : { kind: 'error', failure }),
-  })
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) return error.message
-  return typeof error === 'string' ? error : String(error)
-}
-
-function failureFinish(error: unknown, request: LlmRequest): StreamChunk {
-  const signal = request.signal
-  if (signal?.aborted === true) {
-    const reason = describe(signal.reason ?? error)
-    return finish(
-      llmFailure(LlmErrorCode.ABORTED, `request to "${request.provider}" aborted: ${reason}`),
-      true,
-    )
-  }
-  if (error instanceof LlmError) return finish(error.failure, error.failure.code === LlmErrorCode.ABORTED)
-  return finish(
-    llmFailure(LlmErrorCode.ADAPTER_THREW, `adapter for "${request.provider}" threw: ${describe(error)}`),
-    false,
-  )
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<StreamChunk> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
-  )
-}
-
-async function* guardedStream(
-  adapter: LlmAdapter | undefined,
-  request: LlmRequest,
-): AsyncGenerator<StreamChunk> {
-  if (adapter === undefined) {
-    const message = `no adapter registered for provider "${request.provider}"`
-    yield finish(llmFailure(LlmErrorCode.NO_ADAPTER, message), false)
-    return
-  }
-  let iterator: AsyncIterator<StreamChunk>
-  try {
-    // An `async stream()` returns a promise; await covers both it and a plain iterable.
-    const produced: unknown = await (adapter.stream(request) as unknown)
-    if (!isAsyncIterable(produced)) throw new TypeError('stream() did not return an async iterable')
-    iterator = produced[Symbol.asyncIterator]()
-  } catch (error) {
-    yield failureFinish(error, request)
-    return
-  }
-  let done = false
-  try {
-    while (true) {
-      let step: IteratorResult<StreamChunk>
-      try {
-        step = await iterator.next()
-      } catch (error) {
-        done = true
-        yield failureFinish(error, request)
-        return
-      }
-      if (step.done === true) {
-        done = true
-        return
-      }
-      yield step.value
-    }
-  } finally {
-    // The consumer stopped early: let the adapter release its connection. Nobody is left to hear
-    // a failure of that cleanup, and the adapter contract forbids throwing, so it is dropped.
-    if (!done) await (async () => iterator.return?.())().catch(() => undefined)
   }
 }
