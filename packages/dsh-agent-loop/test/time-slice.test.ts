@@ -102,4 +102,37 @@ describe('time slice', () => {
     // own append crossed the bound (a GC pause, a slow machine) is late: at most about one per turn.
     expect(late).toBeLessThanOrEqual(turns)
   })
+
+  test('a reader waiting for the next slice when the turn is cancelled appends nothing when it wakes', async () => {
+    const app = new Context()
+    await app.plugin(LlmRuntime)
+    await app.plugin(Sessions)
+    await app.plugin(ToolRegistry)
+    await app.plugin(AgentLoop)
+    app.llm.registerAdapter('long', longAnswer)
+    const agent = await app.agentLoop.create({ provider: 'long', model: 'm' })
+    // Every append the loop attempts, refused ones included (a refused append throws inside the
+    // stream reader, where nobody hears it).
+    const refused: string[] = []
+    const session = agent.session
+    const append = session.append.bind(session)
+    session.append = ((type: string, data: unknown) => {
+      try {
+        return append(type as never, data as never)
+      } catch (error) {
+        refused.push(`${type}: ${error instanceof Error ? error.message : String(error)}`)
+        throw error
+      }
+    }) as typeof session.append
+    agent.send(userText('go'))
+    // A zero-latency stream reaches a timer only while its reader waits for the next slice.
+    await new Promise((resolve) => setTimeout(resolve, 3))
+    agent.cancel('stop')
+    await agent.whenIdle()
+    // The reader's wake-up (an immediate) comes after the cancelled turn has closed.
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(agent.session.events.at(-1)?.data).toEqual({ turn: 1, reason: { kind: 'aborted', cause: 'stop' } })
+    expect(refused).toEqual([])
+  })
 })
