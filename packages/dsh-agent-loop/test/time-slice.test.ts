@@ -103,6 +103,52 @@ describe('time slice', () => {
     expect(late).toBeLessThanOrEqual(turns)
   })
 
+  test('agents woken together start their steps across event-loop turns, not all in one', async () => {
+    const AGENTS = 300
+    // The answer comes after a timer, so no chunk is in hand while the steps start: only the check
+    // at the step start can spread them out.
+    const late: LlmAdapter = {
+      async *stream(): AsyncIterable<StreamChunk> {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        yield { type: 'block-start', index: 0, blockType: 'text' }
+        yield { type: 'text-delta', index: 0, text: 'x' }
+        yield { type: 'block-end', index: 0, block: { type: 'text', text: 'x' } }
+        yield { type: 'finish', reason: { kind: 'stop' } }
+      },
+    }
+    const app = new Context()
+    await app.plugin(LlmRuntime)
+    await app.plugin(Sessions)
+    await app.plugin(ToolRegistry)
+    await app.plugin(AgentLoop)
+    app.llm.registerAdapter('late', late)
+    const agents = []
+    for (let i = 0; i < AGENTS; i++) agents.push(await app.agentLoop.create({ provider: 'late', model: 'm' }))
+    let turnStart: number | undefined
+    let lateSteps = 0
+    let turns = 0
+    let ticking = true
+    const tick = () => {
+      turnStart = undefined
+      turns++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    app.sessions.onEvent((_session, event) => {
+      if (event.type !== 'step/start') return
+      const now = performance.now()
+      if (turnStart === undefined) turnStart = now
+      else if (now - turnStart > SLICE_MS + 2) lateSteps++
+    })
+    for (const agent of agents) agent.send(userText('go'))
+    await Promise.all(agents.map((agent) => agent.whenIdle()))
+    ticking = false
+    for (const agent of agents) expect(agent.session.events.at(-1)?.type).toBe('turn/end')
+    // Without the check, all 300 first steps (prefix, header, request) run in the event-loop turn
+    // of the sends: most of them late.
+    expect(lateSteps).toBeLessThanOrEqual(turns)
+  })
+
   test('a reader waiting for the next slice when the turn is cancelled appends nothing when it wakes', async () => {
     const app = new Context()
     await app.plugin(LlmRuntime)
