@@ -7,7 +7,7 @@ import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
 import { Sessions } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
-import { SLICE_MS } from '../src/time-slice.ts'
+import { nextSlice, SLICE_MS, sliceSpent } from '../src/time-slice.ts'
 
 const DELTAS = 20_000
 
@@ -147,6 +147,29 @@ describe('time slice', () => {
     // Without the check, all 300 first steps (prefix, header, request) run in the event-loop turn
     // of the sends: most of them late.
     expect(lateSteps).toBeLessThanOrEqual(turns)
+  })
+
+  test('waiters resume in the order they waited, each into a slice with room, never into a spent one', async () => {
+    const spend = () => {
+      const until = performance.now() + SLICE_MS * 1.5
+      while (performance.now() < until) {
+        // agent work that uses up a whole slice
+      }
+    }
+    // Start from a fresh event-loop turn, then use up its slice.
+    await new Promise((resolve) => setImmediate(resolve))
+    sliceSpent()
+    spend()
+    expect(sliceSpent()).toBe(true)
+    const resumed: { readonly waiter: number; readonly room: boolean }[] = []
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, waiter) => {
+        await nextSlice()
+        resumed.push({ waiter, room: !sliceSpent() })
+        spend()
+      }),
+    )
+    expect(resumed).toEqual(Array.from({ length: 6 }, (_, waiter) => ({ waiter, room: true })))
   })
 
   test('a reader waiting for the next slice when the turn is cancelled appends nothing when it wakes', async () => {
