@@ -5,11 +5,12 @@
  *   bare     every chunk logged as it came
  *   guarded  what the loop does per step for the hardening: a `StreamGuard` per stream, every chunk
  *            through `accept` (surrogate scan, tool-call id claim against the session's ids, usage
- *            and finish checks), the answered call id booked, the tool's string result made
- *            well-formed
+ *            and finish checks), the answered call id booked, the parsed arguments and the tool's
+ *            string result made well-formed
+ * Both parse the call's arguments (the loop does that with or without the hardening).
  * Tool-body deadlines cost nothing here: a tool that returns synchronously arms no timer.
  */
-import { wellFormed } from 'dsh-llm'
+import { wellFormed, wellFormedJson } from 'dsh-llm'
 import { StreamGuard, type TakenCallIds } from '../../packages/dsh-agent-loop/src/stream-guard.ts'
 import { dshStepChunks } from './loop/dsh-chunks.ts'
 import { median } from './stats.ts'
@@ -28,7 +29,11 @@ let sink: unknown
 
 function bare(turn: readonly (readonly ReturnType<typeof dshStepChunks>[number][])[]): void {
   for (const chunks of turn) {
-    for (const chunk of chunks) sink = chunk
+    for (const chunk of chunks) {
+      sink = chunk
+      if (chunk.type === 'block-end' && chunk.block.type === 'tool-call')
+        sink = JSON.parse(chunk.block.arguments)
+    }
     sink = TOOL_RESULT
   }
 }
@@ -41,7 +46,10 @@ function guarded(turn: readonly (readonly ReturnType<typeof dshStepChunks>[numbe
     for (const chunk of chunks) {
       const accepted = guard.accept(chunk)
       sink = accepted ?? chunk
-      if (chunk.type === 'block-end' && chunk.block.type === 'tool-call') callId = chunk.block.id
+      if (chunk.type === 'block-end' && chunk.block.type === 'tool-call') {
+        callId = chunk.block.id
+        sink = wellFormedJson(JSON.parse(chunk.block.arguments))
+      }
     }
     if (callId !== undefined) book.add(callId)
     sink = wellFormed(TOOL_RESULT)
