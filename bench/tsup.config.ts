@@ -6,7 +6,7 @@ import { defineConfig } from 'tsup'
  * external and load from `bench/node_modules`, so there is exactly one cordis instance.
  */
 export default defineConfig({
-  entry: { main: 'src/main.ts', 'top-frames': 'src/top-frames.ts' },
+  entry: { main: 'src/main.ts', 'top-frames': 'src/top-frames.ts', hardening: 'src/hardening.ts' },
   format: ['esm'],
   platform: 'node',
   target: 'node20',

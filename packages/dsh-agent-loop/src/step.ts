@@ -180,11 +180,13 @@ async function streamOnce(
     return { kind: 'failed', failure: streamFailure(error) }
   }
   // One reader per stream awaits the chunks directly; only the wait for the whole read races the
-  // turn's signal, so a chunk costs one await rather than a racing promise of its own.
+  // turn's signal, so a chunk costs one await rather than a racing promise of its own. `reading`
+  // turns false when the signal aborts (its watcher runs inside `abort()`) or the read is over:
+  // a reader that wakes up later (from a chunk, a slice or backpressure wait) stops there.
   let done = false
-  let stopped = false
+  let reading = true
   const read = async (): Promise<ReadEnd> => {
-    while (!stopped && !signal.aborted) {
+    while (reading) {
       let next: IteratorResult<StreamChunk>
       try {
         next = await iterator.next()
@@ -192,18 +194,22 @@ async function streamOnce(
         done = true
         return signal.aborted ? ABORTED : { failure: streamFailure(error) }
       }
-      if (stopped || signal.aborted) break
+      if (!reading) break
       if (next.done === true) {
         done = true
         return ENDED
       }
       // With the chunk in hand and before logging it: a reader resumed into a slice that is already
       // spent (the other readers resumed in the same turn used it up) yields again without working.
-      while (sliceSpent()) await nextSlice()
-      const accepted = guard.accept(next.value)
+      if (sliceSpent()) {
+        while (sliceSpent()) await nextSlice()
+        if (!reading) break
+      }
+      const chunk = next.value
+      const accepted = guard.accept(chunk)
       if (accepted === undefined) {
-        session.append('assistant/chunk', { turn, step, chunk: next.value })
-        assembler.push(next.value)
+        session.append('assistant/chunk', { turn, step, chunk })
+        assembler.push(chunk)
       } else {
         logRepaired(session, assembler, turn, step, accepted)
       }
@@ -213,20 +219,24 @@ async function streamOnce(
     }
     return ABORTED
   }
-  const watching = abortWatchers(signal)
+  const watching = signal.aborted ? undefined : abortWatchers(signal)
   let onAbort: (() => void) | undefined
   let end: ReadEnd
   try {
-    end = signal.aborted
-      ? ABORTED
-      : await new Promise<ReadEnd>((resolve, reject) => {
-          onAbort = () => resolve(ABORTED)
-          watching.add(onAbort)
-          read().then(resolve, reject)
-        })
+    end =
+      watching === undefined
+        ? ABORTED
+        : await new Promise<ReadEnd>((resolve, reject) => {
+            onAbort = () => {
+              reading = false
+              resolve(ABORTED)
+            }
+            watching.add(onAbort)
+            read().then(resolve, reject)
+          })
   } finally {
-    stopped = true
-    if (onAbort !== undefined) watching.delete(onAbort)
+    reading = false
+    if (onAbort !== undefined) watching?.delete(onAbort)
     // Stopped early (cancelled, or an append was refused): let the stream release its connection.
     // Not awaited — a stream stuck in an await would hold the turn hostage.
     if (!done)

@@ -7,7 +7,9 @@
  * hundreds of milliseconds.
  *
  * A turn of the event loop is recognised by an immediate scheduled at its first check: until that
- * immediate runs, the slice is the same one.
+ * immediate runs, the slice is the same one. Waiting agents form one FIFO queue; each later turn
+ * resumes them in order, one per immediate, while its slice has room, and the rest wait without
+ * being woken.
  */
 import { setImmediate } from 'node:timers'
 
@@ -17,15 +19,34 @@ export const SLICE_MS = 1
 interface SliceState {
   start: number
   open: boolean
+  /** Agents waiting for a slice (their resume callbacks), oldest first from `head` on. */
+  readonly waiting: ((() => void) | undefined)[]
+  head: number
+  /** Release immediates scheduled for the coming event-loop turn. */
+  scheduled: number
+  /** How many release immediates a turn gets: adapted to how many waiters the last turn resumed. */
+  batch: number
+  /** Waiters resumed in the current turn, and whether a release found the slice spent. */
+  released: number
+  full: boolean
 }
 
 /**
  * Kept on `globalThis` under a registered symbol, so the slice is one per process even when two
  * copies of this package are loaded (a bundle next to the package, two versions in one tree).
  */
-const KEY = Symbol.for('dsh-agent-loop.time-slice')
+const KEY = Symbol.for('dsh-agent-loop.time-slice.v2')
 const registry = globalThis as Record<symbol, SliceState | undefined>
-const slice: SliceState = registry[KEY] ?? { start: 0, open: false }
+const slice: SliceState = registry[KEY] ?? {
+  start: 0,
+  open: false,
+  waiting: [],
+  head: 0,
+  scheduled: 0,
+  batch: 1,
+  released: 0,
+  full: false,
+}
 registry[KEY] = slice
 
 function closeSlice(): void {
@@ -47,7 +68,58 @@ export function sliceSpent(): boolean {
   return now - slice.start >= SLICE_MS
 }
 
-/** Resolves in a later event-loop turn (after the pending immediates, timers and I/O callbacks). */
+/**
+ * Resolves in a later event-loop turn (after the pending immediates, timers and I/O callbacks),
+ * once the agents that waited before this one have had theirs: waiters resume in FIFO order, each
+ * from an immediate of its own (so it runs alone until it waits again), while the slice lasts.
+ */
 export function nextSlice(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve))
+  return new Promise((resolve) => {
+    slice.waiting.push(resolve)
+    if (slice.scheduled === 0) schedule()
+  })
+}
+
+/** Schedules the coming turn's release immediates. */
+function schedule(): void {
+  slice.scheduled = slice.batch
+  slice.released = 0
+  slice.full = false
+  for (let i = 0; i < slice.batch; i++) setImmediate(releaseOne)
+}
+
+/**
+ * Resumes the oldest waiter unless the slice is spent. A waiter is never woken only to find the slice
+ * spent and wait again: with hundreds of agents waiting, that cost more than their work. The last
+ * release of a turn sizes the next turn's batch (one more than this turn resumed; twice as many when
+ * every release found room and waiters remain) and schedules it while waiters remain.
+ */
+function releaseOne(): void {
+  slice.scheduled--
+  const { waiting } = slice
+  if (!slice.full && slice.head < waiting.length) {
+    if (sliceSpent()) {
+      slice.full = true
+    } else {
+      const resume = waiting[slice.head]
+      waiting[slice.head] = undefined
+      slice.head++
+      slice.released++
+      resume?.()
+    }
+  }
+  if (slice.scheduled > 0) return
+  if (slice.head >= waiting.length) {
+    waiting.length = 0
+    slice.head = 0
+  } else if (slice.head >= 1024 && slice.head * 2 >= waiting.length) {
+    // Drop the resumed prefix now and then, so a queue that never empties does not grow.
+    waiting.splice(0, slice.head)
+    slice.head = 0
+  }
+  const remaining = slice.head < waiting.length
+  if (slice.full) slice.batch = slice.released + 1
+  else if (remaining) slice.batch = Math.min(1024, slice.batch * 2)
+  else slice.batch = Math.max(1, slice.released)
+  if (remaining) schedule()
 }

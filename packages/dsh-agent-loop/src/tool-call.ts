@@ -98,9 +98,11 @@ async function executeChecked(
   tool: RegisteredTool | undefined,
 ): Promise<CallOutcome> {
   const { agent, signal } = position
-  const label = callLabel(call)
   if (tool === undefined) {
-    return failedCall(AgentLoopErrorCode.UNKNOWN_TOOL, `${label}: no such tool is available to this agent`)
+    return failedCall(
+      AgentLoopErrorCode.UNKNOWN_TOOL,
+      `${callLabel(call)}: no such tool is available to this agent`,
+    )
   }
   let json: unknown
   try {
@@ -109,7 +111,7 @@ async function executeChecked(
   } catch (error) {
     return failedCall(
       AgentLoopErrorCode.INVALID_TOOL_ARGUMENTS,
-      `${label}: arguments are not valid JSON: ${describeError(error)} (arguments: ${quotePrefix(call.arguments)})`,
+      `${callLabel(call)}: arguments are not valid JSON: ${describeError(error)} (arguments: ${quotePrefix(call.arguments)})`,
     )
   }
   const checking = tool.check(json)
@@ -117,7 +119,7 @@ async function executeChecked(
   if (!checked.ok) {
     return failedCall(
       AgentLoopErrorCode.INVALID_TOOL_ARGUMENTS,
-      `${label}: arguments do not match the schema: ${checked.problems}`,
+      `${callLabel(call)}: arguments do not match the schema: ${checked.problems}`,
     )
   }
   const args: unknown = checked.value
@@ -135,12 +137,15 @@ async function executeChecked(
     throwIfAborted(signal)
   }
   if (decision?.kind === 'deny') {
-    return failedCall(AgentLoopErrorCode.TOOL_DENIED, `${label} was denied: ${String(decision.reason)}`)
+    return failedCall(
+      AgentLoopErrorCode.TOOL_DENIED,
+      `${callLabel(call)} was denied: ${String(decision.reason)}`,
+    )
   }
   if (decision?.kind !== 'allow') {
     return failedCall(
       AgentLoopErrorCode.LISTENER_FAILED,
-      `${label}: tools/pre-execute returned ${JSON.stringify(decision)}, not allow or deny`,
+      `${callLabel(call)}: tools/pre-execute returned ${JSON.stringify(decision)}, not allow or deny`,
     )
   }
   await untilAborted(env.session.flush(), signal)
@@ -148,14 +153,14 @@ async function executeChecked(
   const running = runBody(env, position, call, tool, args, timeoutMs)
   const body = running instanceof Promise ? await running : running
   if (body.kind === 'timeout') {
-    return failedCall(AgentLoopErrorCode.TOOL_TIMEOUT, `${label} timed out after ${timeoutMs} ms`)
+    return failedCall(AgentLoopErrorCode.TOOL_TIMEOUT, `${callLabel(call)} timed out after ${timeoutMs} ms`)
   }
   if (body.kind === 'abandoned') return abandoned(env, call)
   let output: ToolOutput
   let concludeTurn = false
   let error: ToolResultError | undefined
   if (body.kind === 'threw') {
-    const message = `${label} threw: ${describeError(body.error)}`
+    const message = `${callLabel(call)} threw: ${describeError(body.error)}`
     error = { code: AgentLoopErrorCode.TOOL_THREW, message }
     output = { content: [{ type: 'text', text: message }], isError: true }
   } else {
@@ -163,7 +168,7 @@ async function executeChecked(
     if (normalized === undefined) {
       return failedCall(
         AgentLoopErrorCode.INVALID_TOOL_RESULT,
-        `${label} returned ${describeReturn(body.value)}, not a tool result`,
+        `${callLabel(call)} returned ${describeReturn(body.value)}, not a tool result`,
       )
     }
     const checked = normalized.plain
@@ -172,7 +177,7 @@ async function executeChecked(
     if (!checked.ok) {
       return failedCall(
         AgentLoopErrorCode.INVALID_TOOL_RESULT,
-        `${label} returned a bad result: ${checked.problem}`,
+        `${callLabel(call)} returned a bad result: ${checked.problem}`,
       )
     }
     output = checked.output
@@ -192,7 +197,7 @@ async function executeChecked(
     if (settled.kind === 'threw') {
       return failedCall(
         AgentLoopErrorCode.LISTENER_FAILED,
-        `tools/post-execute listener failed for ${label}: ${describeError(settled.error)}`,
+        `tools/post-execute listener failed for ${callLabel(call)}: ${describeError(settled.error)}`,
       )
     }
     if (settled.kind === 'value') post = settled.value
@@ -200,7 +205,7 @@ async function executeChecked(
   if (!isPostResult(post)) {
     return failedCall(
       AgentLoopErrorCode.LISTENER_FAILED,
-      `${label}: tools/post-execute returned ${describeReturn(post)}, not a tool output`,
+      `${callLabel(call)}: tools/post-execute returned ${describeReturn(post)}, not a tool output`,
     )
   }
   let final = output
@@ -209,7 +214,7 @@ async function executeChecked(
     if (!checked.ok) {
       return failedCall(
         AgentLoopErrorCode.LISTENER_FAILED,
-        `${label}: tools/post-execute returned a bad result: ${checked.problem}`,
+        `${callLabel(call)}: tools/post-execute returned a bad result: ${checked.problem}`,
       )
     }
     final = checked.output
@@ -221,7 +226,7 @@ async function executeChecked(
     } catch (thrown) {
       return failedCall(
         AgentLoopErrorCode.LISTENER_FAILED,
-        `${label}: tools/post-execute returned a bad additional context: ${describeError(thrown)}`,
+        `${callLabel(call)}: tools/post-execute returned a bad additional context: ${describeError(thrown)}`,
       )
     }
   }

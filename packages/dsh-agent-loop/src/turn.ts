@@ -20,6 +20,7 @@ import type { ReactLoopInbox } from './inbox.ts'
 import { checkUserMessage } from './message-check.ts'
 import type { Outbox } from './outbox.ts'
 import { callModel, type ModelCallEnv } from './step.ts'
+import { nextSlice, sliceSpent } from './time-slice.ts'
 import { runToolBatch, type ToolBatchEnv } from './tool-exec.ts'
 import type { Agent, PreStepDecision, TurnPosition } from './types.ts'
 
@@ -103,6 +104,13 @@ async function runSteps(
   const { session, agent } = host
   let batch = claimed
   for (let step = 1; ; step++) {
+    // A step start is agent work like a streamed chunk: once the process's slice is spent, the step
+    // (its pre-step, header and request) waits for a later event-loop turn. Many agents woken in
+    // one turn (sends in a loop, responses arriving together) then spread their first steps out.
+    if (sliceSpent()) {
+      while (sliceSpent()) await nextSlice()
+      throwIfAborted(signal)
+    }
     if (step > 1) batch = host.inbox.claim(turn, false)
     // Both are synchronous in the common case (prefix cached, no pre-step listener): no await then.
     const prefix = host.sessionPrefix(signal)

@@ -7,7 +7,7 @@ import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
 import { Sessions } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
-import { SLICE_MS } from '../src/time-slice.ts'
+import { nextSlice, SLICE_MS, sliceSpent } from '../src/time-slice.ts'
 
 const DELTAS = 20_000
 
@@ -101,5 +101,107 @@ describe('time slice', () => {
     // already spent logs one chunk: hundreds of late chunks per turn. With it, only a chunk whose
     // own append crossed the bound (a GC pause, a slow machine) is late: at most about one per turn.
     expect(late).toBeLessThanOrEqual(turns)
+  })
+
+  test('agents woken together start their steps across event-loop turns, not all in one', async () => {
+    const AGENTS = 300
+    // The answer comes after a timer, so no chunk is in hand while the steps start: only the check
+    // at the step start can spread them out.
+    const late: LlmAdapter = {
+      async *stream(): AsyncIterable<StreamChunk> {
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        yield { type: 'block-start', index: 0, blockType: 'text' }
+        yield { type: 'text-delta', index: 0, text: 'x' }
+        yield { type: 'block-end', index: 0, block: { type: 'text', text: 'x' } }
+        yield { type: 'finish', reason: { kind: 'stop' } }
+      },
+    }
+    const app = new Context()
+    await app.plugin(LlmRuntime)
+    await app.plugin(Sessions)
+    await app.plugin(ToolRegistry)
+    await app.plugin(AgentLoop)
+    app.llm.registerAdapter('late', late)
+    const agents = []
+    for (let i = 0; i < AGENTS; i++) agents.push(await app.agentLoop.create({ provider: 'late', model: 'm' }))
+    let turnStart: number | undefined
+    let lateSteps = 0
+    let turns = 0
+    let ticking = true
+    const tick = () => {
+      turnStart = undefined
+      turns++
+      if (ticking) setImmediate(tick)
+    }
+    setImmediate(tick)
+    app.sessions.onEvent((_session, event) => {
+      if (event.type !== 'step/start') return
+      const now = performance.now()
+      if (turnStart === undefined) turnStart = now
+      else if (now - turnStart > SLICE_MS + 2) lateSteps++
+    })
+    for (const agent of agents) agent.send(userText('go'))
+    await Promise.all(agents.map((agent) => agent.whenIdle()))
+    ticking = false
+    for (const agent of agents) expect(agent.session.events.at(-1)?.type).toBe('turn/end')
+    // Without the check, all 300 first steps (prefix, header, request) run in the event-loop turn
+    // of the sends: most of them late.
+    expect(lateSteps).toBeLessThanOrEqual(turns)
+  })
+
+  test('waiters resume in the order they waited, each into a slice with room, never into a spent one', async () => {
+    const spend = () => {
+      const until = performance.now() + SLICE_MS * 1.5
+      while (performance.now() < until) {
+        // agent work that uses up a whole slice
+      }
+    }
+    // Start from a fresh event-loop turn, then use up its slice.
+    await new Promise((resolve) => setImmediate(resolve))
+    sliceSpent()
+    spend()
+    expect(sliceSpent()).toBe(true)
+    const resumed: { readonly waiter: number; readonly room: boolean }[] = []
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, waiter) => {
+        await nextSlice()
+        resumed.push({ waiter, room: !sliceSpent() })
+        spend()
+      }),
+    )
+    expect(resumed).toEqual(Array.from({ length: 6 }, (_, waiter) => ({ waiter, room: true })))
+  })
+
+  test('a reader waiting for the next slice when the turn is cancelled appends nothing when it wakes', async () => {
+    const app = new Context()
+    await app.plugin(LlmRuntime)
+    await app.plugin(Sessions)
+    await app.plugin(ToolRegistry)
+    await app.plugin(AgentLoop)
+    app.llm.registerAdapter('long', longAnswer)
+    const agent = await app.agentLoop.create({ provider: 'long', model: 'm' })
+    // Every append the loop attempts, refused ones included (a refused append throws inside the
+    // stream reader, where nobody hears it).
+    const refused: string[] = []
+    const session = agent.session
+    const append = session.append.bind(session)
+    session.append = ((type: string, data: unknown) => {
+      try {
+        return append(type as never, data as never)
+      } catch (error) {
+        refused.push(`${type}: ${error instanceof Error ? error.message : String(error)}`)
+        throw error
+      }
+    }) as typeof session.append
+    agent.send(userText('go'))
+    // A zero-latency stream reaches a timer only while its reader waits for the next slice.
+    await new Promise((resolve) => setTimeout(resolve, 3))
+    agent.cancel('stop')
+    await agent.whenIdle()
+    // The reader's wake-up (an immediate) comes after the cancelled turn has closed.
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(agent.session.events.at(-1)?.data).toEqual({ turn: 1, reason: { kind: 'aborted', cause: 'stop' } })
+    expect(refused).toEqual([])
   })
 })

@@ -42,15 +42,13 @@ function storage(): AsyncLocalStorage<OpenScope> | undefined {
  * the request, not inside it: the request stays exactly what the model receives.
  */
 export function markLoopRequest(request: LlmRequest, mark: LoopRequestMark): void {
-  marks.set(
-    request,
-    Object.freeze({
-      sessionId: mark.sessionId,
-      logLength: mark.logLength,
-      ...(mark.turn === undefined ? {} : { turn: mark.turn }),
-      ...(mark.step === undefined ? {} : { step: mark.step }),
-    }),
-  )
+  const kept: { -readonly [K in keyof LoopRequestMark]: LoopRequestMark[K] } = {
+    sessionId: mark.sessionId,
+    logLength: mark.logLength,
+  }
+  if (mark.turn !== undefined) kept.turn = mark.turn
+  if (mark.step !== undefined) kept.step = mark.step
+  marks.set(request, Object.freeze(kept))
 }
 
 /** The mark of a loop-built request, or `undefined` for a request built elsewhere. */

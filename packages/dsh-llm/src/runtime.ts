@@ -1,7 +1,7 @@
 /** `ctx.llm`: the adapter registry and the `llm/stream` waterfall around every model call. */
 import { type Context, Service } from 'cordis'
+import { adapterStream } from './adapter-stream.ts'
 import { HarnessError, LlmErrorCode } from './errors.ts'
-import { guardedStream } from './guarded-stream.ts'
 import type { LlmAdapter, LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
 import { blamedWaterfall, type StreamHook } from './stream-listeners.ts'
@@ -129,7 +129,7 @@ export class LlmRuntime extends Service {
   stream(request: LlmRequest): AsyncIterable<StreamChunk> {
     const inner = (): AsyncIterable<StreamChunk> => {
       for (const guard of this.guards) guard(request)
-      return guardedStream(this.adapters.get(request.provider), request)
+      return adapterStream(this.adapters.get(request.provider), request)
     }
     const hooks = this.hooks['llm/stream']
     if (hooks === undefined || hooks.length === 0) return inner()

@@ -237,7 +237,7 @@ describe('LlmRuntime', () => {
     expect(opened).toBe(0)
   })
 
-  it('releases a stream that arrives after the consumer stopped, unread', async () => {
+  it('a return() during a pending next waits for it, then closes the late stream (async-generator order)', async () => {
     const log: string[] = []
     let deliver: () => void = () => undefined
     app.llm.registerAdapter('p', {
@@ -258,10 +258,17 @@ describe('LlmRuntime', () => {
     const iterator = app.llm.stream(request)[Symbol.asyncIterator]()
     const first = iterator.next()
     await Promise.resolve()
-    await iterator.return?.()
+    let returned = false
+    const stopping = iterator.return?.().then((result) => {
+      returned = true
+      return result
+    })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(returned).toBe(false)
     deliver()
-    expect(await first).toEqual({ done: true, value: undefined })
-    expect(log).toEqual([])
+    expect((await first).done).toBe(false)
+    expect(await stopping).toEqual({ done: true, value: undefined })
+    expect(log).toEqual(['read', 'closed'])
   })
 
   it('passes the abort through to a hanging adapter', async () => {
