@@ -24,8 +24,16 @@ export {
 } from './schemas.ts'
 export { snapshotJson } from './snapshot.ts'
 export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
-export { type AppendIo, nodeAppendIo } from './storage/jsonl/files.ts'
+export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'
+export {
+  type AdaptiveSyncOptions,
+  DEFAULT_INLINE_SYNC_BUDGET_MS,
+  DEFAULT_SYNC_BACKOFF_MS,
+  type JsonlSyncMode,
+  type SyncCalls,
+  SyncPolicy,
+} from './storage/jsonl/sync-policy.ts'
 export { MemoryStorage } from './storage/memory.ts'
 export type * from './storage/types.ts'
 export { DEFAULT_HIGH_WATER_MARK, SessionWriter, type SessionWriterOptions } from './storage/writer.ts'

@@ -82,6 +82,7 @@ vi.mock('node:fs', async (importOriginal) => {
   const wrapped = {
     ...real,
     fdatasync,
+    fdatasyncSync: wrap('fdatasyncSync', real.fdatasyncSync),
     statSync: wrap('statSync', real.statSync),
     writeSync: wrap('writeSync', real.writeSync),
   }
@@ -90,8 +91,7 @@ vi.mock('node:fs', async (importOriginal) => {
 
 const id = SessionId('s1')
 /** The kinds of file-system call a clean run of `run` makes (so a new kind is noticed and failed too). */
-const expectedCalls = [
-  'fdatasync',
+const commonCalls = [
   'handle.close',
   'handle.read',
   'handle.stat',
@@ -104,6 +104,9 @@ const expectedCalls = [
   'unlink',
   'writeSync',
 ]
+/** The sync call of each mode a barrier can use (`auto` uses one or the other). */
+const syncCall = { inline: 'fdatasyncSync', 'thread-pool': 'fdatasync' } as const
+type Mode = keyof typeof syncCall
 const appends = Number(process.env.DSH_FAULT_APPENDS ?? 3)
 
 interface Outcome {
@@ -112,8 +115,8 @@ interface Outcome {
 }
 
 /** One run: open the stored session, `appends` flushed appends of two events, close. Faults armed. */
-async function run(dir: string): Promise<Outcome> {
-  const app = await mountSessions({ storage: new JsonlStorage({ dir }) })
+async function run(dir: string, mode: Mode): Promise<Outcome> {
+  const app = await mountSessions({ storage: new JsonlStorage({ dir, sync: mode }) })
   let session: Session | undefined
   let acknowledged = 2
   faults.armed = true
@@ -148,56 +151,60 @@ async function seed(dir: string): Promise<void> {
   await storage.close()
 }
 
-describe('fault injection over open → appends → close', () => {
-  it('fails each file-system call in turn with EIO, ENOSPC and EACCES: typed errors, nothing acknowledged lost, no lease left', async () => {
-    const clean = tempDir()
-    await seed(clean.dir)
-    faults.calls = 0
-    faults.failAt = 0
-    faults.names = []
-    const baseline = await run(clean.dir)
-    clean.dispose()
-    expect(baseline.error).toBeUndefined()
-    const total = faults.calls
-    // Every kind of call the path makes is among those failed: lock, create, write, sync, close.
-    expect(new Set(faults.names)).toEqual(new Set(expectedCalls))
-    const expectedIds = Array.from({ length: appends }, (_, i) => [`a${i}`, `b${i}`]).flat()
-    const seen = new Set<string>()
-    for (const code of ['EIO', 'ENOSPC', 'EACCES']) {
-      for (let n = 1; n <= total; n++) {
-        const { dir, dispose } = tempDir()
-        try {
-          await seed(dir)
-          faults.calls = 0
-          faults.failAt = n
-          faults.code = code
-          faults.names = []
-          const outcome = await run(dir)
-          const where = `${code} at call ${n} (${faults.names[n - 1] ?? 'none'})`
-          if (outcome.error !== undefined) {
-            expect(outcome.error, where).toBeInstanceOf(SessionError)
-            seen.add((outcome.error as SessionError).code)
+describe.each(Object.keys(syncCall) as Mode[])(
+  'fault injection over open → appends → close, %s sync',
+  (mode) => {
+    it('fails each file-system call in turn with EIO, ENOSPC and EACCES: typed errors, nothing acknowledged lost, no lease left', async () => {
+      const expectedCalls = [...commonCalls, syncCall[mode]]
+      const clean = tempDir()
+      await seed(clean.dir)
+      faults.calls = 0
+      faults.failAt = 0
+      faults.names = []
+      const baseline = await run(clean.dir, mode)
+      clean.dispose()
+      expect(baseline.error).toBeUndefined()
+      const total = faults.calls
+      // Every kind of call the path makes is among those failed: lock, create, write, sync, close.
+      expect(new Set(faults.names)).toEqual(new Set(expectedCalls))
+      const expectedIds = Array.from({ length: appends }, (_, i) => [`a${i}`, `b${i}`]).flat()
+      const seen = new Set<string>()
+      for (const code of ['EIO', 'ENOSPC', 'EACCES']) {
+        for (let n = 1; n <= total; n++) {
+          const { dir, dispose } = tempDir()
+          try {
+            await seed(dir)
+            faults.calls = 0
+            faults.failAt = n
+            faults.code = code
+            faults.names = []
+            const outcome = await run(dir, mode)
+            const where = `${code} at call ${n} (${faults.names[n - 1] ?? 'none'})`
+            if (outcome.error !== undefined) {
+              expect(outcome.error, where).toBeInstanceOf(SessionError)
+              seen.add((outcome.error as SessionError).code)
+            }
+            // No lease is left: another storage takes it, and every acknowledged event loads.
+            const after = new JsonlStorage({ dir })
+            await after.acquire(id)
+            const loaded = await after.load(id)
+            expect(loaded.events.length, where).toBeGreaterThanOrEqual(outcome.acknowledged)
+            expect(loaded.events.slice(0, 2), where).toEqual(userEvents(0, 2))
+            const ids = loaded.events
+              .slice(2, outcome.acknowledged)
+              .map((event) => (event.data as { id: string }).id)
+            expect(ids, where).toEqual(expectedIds.slice(0, outcome.acknowledged - 2))
+            await after.close()
+            expect(
+              readdirSync(dir).filter((name) => name.endsWith('.lock')),
+              where,
+            ).toEqual([])
+          } finally {
+            dispose()
           }
-          // No lease is left: another storage takes it, and every acknowledged event loads.
-          const after = new JsonlStorage({ dir })
-          await after.acquire(id)
-          const loaded = await after.load(id)
-          expect(loaded.events.length, where).toBeGreaterThanOrEqual(outcome.acknowledged)
-          expect(loaded.events.slice(0, 2), where).toEqual(userEvents(0, 2))
-          const ids = loaded.events
-            .slice(2, outcome.acknowledged)
-            .map((event) => (event.data as { id: string }).id)
-          expect(ids, where).toEqual(expectedIds.slice(0, outcome.acknowledged - 2))
-          await after.close()
-          expect(
-            readdirSync(dir).filter((name) => name.endsWith('.lock')),
-            where,
-          ).toEqual([])
-        } finally {
-          dispose()
         }
       }
-    }
-    expect([...seen].sort()).toEqual(expect.arrayContaining(['STORAGE']))
-  }, 120_000)
-})
+      expect([...seen].sort()).toEqual(expect.arrayContaining(['STORAGE']))
+    }, 120_000)
+  },
+)

@@ -3,9 +3,10 @@
  * atomic exclusive creation of a new file, and syncing a directory entry.
  */
 import { randomBytes } from 'node:crypto'
-import { fdatasync, writeSync } from 'node:fs'
+import { writeSync } from 'node:fs'
 import { type FileHandle, link, open, unlink } from 'node:fs/promises'
 import { errorCode } from './lock.ts'
+import { type AdaptiveSyncOptions, type JsonlSyncMode, nodeSyncCalls, SyncPolicy } from './sync-policy.ts'
 
 /**
  * The two calls of the durable append path. Injectable so tests can count or fail them; the default
@@ -22,19 +23,22 @@ export interface AppendIo {
 }
 
 /**
- * Node's calls: the write is a `writeSync` on the handle's descriptor, the sync is the callback
- * `fs.fdatasync` on the same descriptor, on the thread pool (the callback form skips the
- * `FileHandle` promise wrapper: about 10% less CPU per durable tool-loop step, measured A/B). Appending a batch to a regular file only copies it into
- * the page cache (microseconds for a batch), cheaper inline than a thread-pool round trip per batch;
- * the fdatasync is what waits for the disk, so it stays off the event loop.
+ * Node's calls with a sync policy of `mode` (see `JsonlSyncMode`): the write is a `writeSync` on the
+ * handle's descriptor (appending a batch to a regular file only copies it into the page cache,
+ * microseconds for a batch, cheaper inline than a thread-pool round trip); the sync is
+ * `fdatasyncSync` or the callback `fs.fdatasync` on the same descriptor, as the policy decides (the
+ * callback form skips the `FileHandle` promise wrapper: about 10% less CPU per durable step).
  */
-export const nodeAppendIo: AppendIo = {
-  write: (handle, data) => writeSync(handle.fd, data),
-  sync: (handle) =>
-    new Promise<void>((resolve, reject) =>
-      fdatasync(handle.fd, (error) => (error === null ? resolve() : reject(error))),
-    ),
+export function nodeAppendIoWith(mode: JsonlSyncMode, options?: AdaptiveSyncOptions): AppendIo {
+  const policy = new SyncPolicy(mode, nodeSyncCalls, options)
+  return {
+    write: (handle, data) => writeSync(handle.fd, data),
+    sync: (handle) => policy.sync(handle.fd),
+  }
 }
+
+/** Node's calls with the `auto` sync policy: what a `JsonlStorage` given no `io` uses (each its own). */
+export const nodeAppendIo: AppendIo = nodeAppendIoWith('auto')
 
 /**
  * Writes all of `data` with `io.write` (one call unless the OS writes short), then one `io.sync`.

@@ -12,11 +12,12 @@ import { DEFAULT_MAX_EVENT_BYTES, type EncodedLines, type LoadedLog, type Sessio
 import { writeBatch } from './append.ts'
 import { encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIo, truncateAt } from './files.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIoWith, truncateAt } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
 import { scanSession } from './scan.ts'
+import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
 
 /** Options of `JsonlStorage`. */
 export interface JsonlStorageOptions {
@@ -24,6 +25,13 @@ export interface JsonlStorageOptions {
   readonly dir: string
   /** The write and sync calls of the append path; defaults to Node's. For tests that count or fail them. */
   readonly io?: AppendIo
+  /**
+   * How barriers wait for the disk when `io` is not given (see `JsonlSyncMode`): `auto` (default)
+   * syncs inline while the disk answers within the budget (`syncTuning`), else on the thread pool for a while.
+   */
+  readonly sync?: JsonlSyncMode
+  /** Tuning of the `auto` sync mode: the inline budget and the thread-pool back-off. */
+  readonly syncTuning?: AdaptiveSyncOptions
   /** The per-event size limit in serialized bytes; defaults to `DEFAULT_MAX_EVENT_BYTES` (16 MiB). */
   readonly maxEventBytes?: number
   /**
@@ -48,7 +56,7 @@ export class JsonlStorage implements SessionStorage {
 
   constructor(options: JsonlStorageOptions) {
     this.dir = options.dir
-    this.io = options.io ?? nodeAppendIo
+    this.io = options.io ?? nodeAppendIoWith(options.sync ?? 'auto', options.syncTuning)
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
   }
