@@ -326,6 +326,7 @@ describe('9. read-only views: projections and snapshots', () => {
 function walk(value: unknown, visit: (path: string, node: object) => void, path = '$'): void {
   if (typeof value !== 'object' || value === null) return
   visit(path, value)
-  if (Array.isArray(value)) value.forEach((item, i) => walk(item, visit, `${path}[${i}]`))
-  else for (const [key, member] of Object.entries(value)) walk(member, visit, `${path}.${key}`)
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) walk(value[i], visit, `${path}[${i}]`)
+  } else for (const [key, member] of Object.entries(value)) walk(member, visit, `${path}.${key}`)
 }
