@@ -130,7 +130,9 @@ export class JsonlStorage implements SessionStorage {
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
     return this.inTurn(sessionId, (lease, file) =>
-      this.appendEvents(lease, sessionId, file, events, expectedSeq),
+      this.withNextSeq(lease, sessionId, file, () =>
+        this.appendEvents(lease, sessionId, file, events, expectedSeq),
+      ),
     )
   }
 
@@ -139,14 +141,19 @@ export class JsonlStorage implements SessionStorage {
    * are, with the same sync, seq check on `expectedSeq`, cut-back on failure and lease checks.
    */
   appendLines(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void> {
-    return this.inTurn(sessionId, async (lease, file) => {
-      await this.checkNextSeq(lease, sessionId, file, expectedSeq)
-      if (lines.count > 0)
-        await writeBatch(this.io, lease, sessionId, file, lines.chunks, expectedSeq, lines.count)
-    })
+    return this.inTurn(sessionId, (lease, file) =>
+      this.withNextSeq(lease, sessionId, file, () => {
+        this.checkNextSeq(lease, sessionId, file, expectedSeq)
+        if (lines.count === 0) return Promise.resolve()
+        return writeBatch(this.io, lease, sessionId, file, lines.chunks, expectedSeq, lines.count)
+      }),
+    )
   }
 
-  /** Runs `append` after the session's appends before it (at once when idle); `LOCKED` without the lease. */
+  /**
+   * Runs `append` after the session's appends before it (at once when idle; a synchronous throw
+   * becomes the rejection); `LOCKED` without the lease.
+   */
   private inTurn(sessionId: SessionId, append: (lease: Lease, file: string) => Promise<void>): Promise<void> {
     const file = this.fileOf(sessionId)
     const lease = this.leases.get(sessionId)
@@ -159,7 +166,13 @@ export class JsonlStorage implements SessionStorage {
         ),
       )
     }
-    const run = () => append(lease, file)
+    const run = () => {
+      try {
+        return append(lease, file)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    }
     // Idle: start at once (no hop through the queue); busy: run after the appends before it.
     const done = lease.pending === 0 ? run() : lease.queue.then(run, run)
     lease.pending++
@@ -264,14 +277,26 @@ export class JsonlStorage implements SessionStorage {
     return { header, events, report }
   }
 
-  private async appendEvents(
+  /** Runs `append` once the file's next seq is known: at once, or after reading the file's tail. */
+  private withNextSeq(
+    lease: Lease,
+    sessionId: SessionId,
+    file: string,
+    append: () => Promise<void>,
+  ): Promise<void> {
+    if (lease.nextSeq !== undefined) return append()
+    assertStillOwned(lease, sessionId, file)
+    return this.loadNow(sessionId, file, lease).then(append)
+  }
+
+  private appendEvents(
     lease: Lease,
     sessionId: SessionId,
     file: string,
     events: readonly SessionEvent[],
     expectedSeq: number,
   ): Promise<void> {
-    await this.checkNextSeq(lease, sessionId, file, expectedSeq)
+    this.checkNextSeq(lease, sessionId, file, expectedSeq)
     for (let i = 0; i < events.length; i++) {
       const seq = events[i]?.seq
       if (seq !== expectedSeq + i) {
@@ -283,27 +308,20 @@ export class JsonlStorage implements SessionStorage {
         )
       }
     }
-    if (events.length === 0) return
+    if (events.length === 0) return Promise.resolve()
     const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
-    let slices: Buffer[]
-    if (Array.isArray(encoded)) slices = encoded
-    else {
+    if (Array.isArray(encoded))
+      return writeBatch(this.io, lease, sessionId, file, encoded, expectedSeq, events.length)
+    return encoded.then((slices) => {
       // Encoding yielded to the event loop: check the lease and file again before writing.
-      slices = await encoded
       assertStillOwned(lease, sessionId, file)
-    }
-    await writeBatch(this.io, lease, sessionId, file, slices, expectedSeq, events.length)
+      return writeBatch(this.io, lease, sessionId, file, slices, expectedSeq, events.length)
+    })
   }
 
-  /** Checks the lease and the file, reads the file's tail if its next seq is unknown, and checks `expectedSeq`. */
-  private async checkNextSeq(
-    lease: Lease,
-    sessionId: SessionId,
-    file: string,
-    expectedSeq: number,
-  ): Promise<void> {
+  /** Checks the lease, the file and that `expectedSeq` is the file's next seq (which must be known). */
+  private checkNextSeq(lease: Lease, sessionId: SessionId, file: string, expectedSeq: number): void {
     assertStillOwned(lease, sessionId, file)
-    if (lease.nextSeq === undefined) await this.loadNow(sessionId, file, lease)
     const nextSeq = lease.nextSeq ?? 0
     if (expectedSeq !== nextSeq) {
       throw seqMismatch(
