@@ -16,6 +16,7 @@ import {
   SessionWriter,
 } from 'dsh-session'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { linePieces, RAW_STRING_UNITS } from '../src/storage/json-lines.ts'
 import { header, tempDir, userEvent } from './fixtures/events.ts'
 
 const id = SessionId('s1')
@@ -67,9 +68,12 @@ describe('SessionWriter over a backend that takes lines', () => {
     const events: SessionEvent[] = []
     for (let seq = 0; seq < 120; seq++) {
       await writer.ready()
-      // Small lines gathered as text, 70 Ki-unit lines alone, a 300 Ki-unit string encoded in pieces.
-      const units = seq % 40 === 7 ? 300 * KIB : seq % 3 === 0 ? 70 * KIB : 2 * KIB
-      const event = userEvent(seq, text(seq, units))
+      // Small lines gathered as text; strings of 20 and 70 Ki units copied as they are, or escaped
+      // (quotes, backslashes, control characters, surrogate pairs); a 300 Ki-unit string encoded in
+      // pieces when its batch is taken.
+      const units = seq % 40 === 7 ? 300 * KIB : seq % 3 === 0 ? 70 * KIB : seq % 5 === 1 ? 20 * KIB : 2 * KIB
+      const awkward = seq % 2 === 0 ? `"\\\n\u0001\u{1f600}` : ''
+      const event = userEvent(seq, `${awkward}${text(seq, units)}`)
       events.push(event)
       writer.enqueue(event)
     }
@@ -100,7 +104,7 @@ describe('SessionWriter over a backend that takes lines', () => {
     for (const event of events.slice(0, 10)) writer.enqueue(event)
     await expect(writer.flush()).rejects.toMatchObject({
       code: 'STORAGE',
-      message: 'session s1: could not persist events 0..1: disk full',
+      message: 'session s1: could not persist events 0..2: disk full',
     })
     for (const event of events.slice(10)) writer.enqueue(event)
     await writer.flush()
@@ -121,6 +125,23 @@ describe('SessionWriter over a backend that takes lines', () => {
     )
     expect(error).toMatchObject({ code: 'STORAGE', cause: { code: 'EVENT_TOO_LARGE' } })
     expect(storage.text()).toBe('')
+  })
+})
+
+describe('linePieces', () => {
+  it('joins to exactly JSON.stringify, long strings without escapes kept as they are', () => {
+    const plain = 'p'.repeat(RAW_STRING_UNITS)
+    const value = {
+      a: plain,
+      b: [`${plain}"`, `${plain}\u{1f600}`, `${plain}\ud800`, undefined, 1.5, null, true, { c: `é${plain}` }],
+      skipped: undefined,
+      short: 'x',
+      nested: { list: [plain, 'y'], n: -2 },
+    }
+    const pieces = linePieces(value)
+    expect(pieces.join('')).toBe(JSON.stringify(value))
+    expect(pieces.filter((piece) => piece === plain).length).toBe(2)
+    expect(pieces.includes(`é${plain}`)).toBe(true)
   })
 })
 

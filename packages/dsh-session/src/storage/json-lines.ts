@@ -15,6 +15,54 @@ export function needsPieces(event: SessionEvent): boolean {
   return hasLongString(event.data, STRING_PIECE_UNITS)
 }
 
+/** A string at least this long (UTF-16 units) that needs no escaping is copied into its line as it is. */
+export const RAW_STRING_UNITS = 16 * 1024
+
+/** What `JSON.stringify` escapes in a string (lone surrogates included: any surrogate goes the slow way). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
+
+/**
+ * `JSON.stringify(value)` as pieces to be written one after another, for a value holding strings of
+ * `RAW_STRING_UNITS` or more: such a string that needs no escaping is a piece of its own, as it is
+ * (the caller copies it once, into its buffer, instead of into a whole-line string first); every
+ * subtree without one is one `JSON.stringify` piece. Same members, order and `undefined` handling
+ * as `JSON.stringify` for the plain JSON values a session holds.
+ */
+export function linePieces(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') {
+    if (value.length >= RAW_STRING_UNITS && !NEEDS_ESCAPE.test(value)) out.push('"', value, '"')
+    else out.push(JSON.stringify(value))
+    return out
+  }
+  if (typeof value !== 'object' || value === null || !hasLongString(value, RAW_STRING_UNITS - 1)) {
+    out.push(JSON.stringify(value) ?? 'null')
+    return out
+  }
+  if (Array.isArray(value)) {
+    out.push('[')
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(',')
+      const item: unknown = value[i]
+      if (item === undefined || typeof item === 'function') out.push('null')
+      else linePieces(item, out)
+    }
+    out.push(']')
+    return out
+  }
+  let first = true
+  out.push('{')
+  const record = value as Record<string, unknown>
+  for (const key of Object.keys(record)) {
+    const member = record[key]
+    if (member === undefined || typeof member === 'function') continue
+    out.push(`${first ? '' : ','}${JSON.stringify(key)}:`)
+    first = false
+    linePieces(member, out)
+  }
+  out.push('}')
+  return out
+}
+
 /**
  * The UTF-8 size of `line` if it is over `maxEventBytes`, else `undefined`. Measures only when the
  * bounds (1 to 3 bytes per UTF-16 unit) do not decide.

@@ -39,19 +39,28 @@ export class LineArena {
    * UTF-8; the run is valid until `done(run)`.
    */
   store(text: string, count: number, newline: boolean): EncodedRun {
+    return this.storePieces([text], count, newline)
+  }
+
+  /** `store` for text given as pieces to be written one after another (no concatenated copy). */
+  storePieces(pieces: readonly string[], count: number, newline: boolean): EncodedRun {
     const extra = newline ? 1 : 0
+    let units = 0
+    for (const piece of pieces) units += piece.length
     let slab = this.current
-    let bytes = text.length * 3 + extra
-    if (slab === undefined || this.offset + bytes > SLAB_BYTES) {
+    if (slab === undefined || this.offset + units * 3 + extra > SLAB_BYTES) {
       // The cheap bound does not fit: measure exactly before taking another slab.
-      bytes = Buffer.byteLength(text, 'utf8') + extra
+      let bytes = extra
+      for (const piece of pieces) bytes += Buffer.byteLength(piece, 'utf8')
       if (bytes > SLAB_BYTES) {
+        const text = pieces.join('')
         return { data: Buffer.from(newline ? `${text}\n` : text, 'utf8'), count, slab: undefined }
       }
       if (slab === undefined || this.offset + bytes > SLAB_BYTES) slab = this.nextSlab(slab)
     }
     const start = this.offset
-    let end = start + slab.buffer.write(text, start, 'utf8')
+    let end = start
+    for (const piece of pieces) end += slab.buffer.write(piece, end, 'utf8')
     if (newline) slab.buffer[end++] = NEWLINE
     this.offset = end
     slab.runs++

@@ -4,7 +4,8 @@
  * queued, so a backlog behind a slow backend is bytes in a `LineArena`, not JS strings and objects.
  */
 import type { SessionEvent } from '../types.ts'
-import { encodeBatch, lineBytesOver, needsPieces } from './json-lines.ts'
+import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
+import { STRING_PIECE_UNITS } from './large-event.ts'
 import { type EncodedRun, LineArena, SLAB_BYTES } from './line-arena.ts'
 
 /** A queued item: an event (encoded when its batch is taken), or a run of encoded lines. */
@@ -61,20 +62,40 @@ export class WriteQueue {
    * batch is taken, so a backlog beyond the mark costs no second copy of events the log holds anyway.
    */
   add(event: SessionEvent, defer: boolean): number {
-    if (this.arena === undefined || defer || needsPieces(event)) return this.push(event)
+    const arena = this.arena
+    if (arena === undefined || defer) return this.push(event)
+    const longest = longestString(event.data)
+    if (longest > STRING_PIECE_UNITS) return this.push(event)
+    if (longest >= RAW_STRING_UNITS) return this.addPieces(arena, event)
     const line = JSON.stringify(event)
     if (lineBytesOver(line, this.maxEventBytes) !== undefined) return this.push(event)
     if (this.textCount === 0 && line.length >= TEXT_UNITS) {
       // A long line goes to the arena alone, newline written as a byte (no concatenated copy).
-      this.entries.push(this.arena.store(line, 1, true))
+      this.entries.push(arena.store(line, 1, true))
       this.sizes.push(line.length + 1)
       return line.length + 1
     }
     this.text += `${line}\n`
     this.textCount++
     this.textSize += line.length + 1
-    if (this.text.length >= TEXT_UNITS) this.seal(this.arena)
+    if (this.text.length >= TEXT_UNITS) this.seal(arena)
     return line.length + 1
+  }
+
+  /** An event holding a long string: its line goes to the arena in pieces, long strings copied once. */
+  private addPieces(arena: LineArena, event: SessionEvent): number {
+    const pieces = linePieces(event)
+    let units = 1
+    for (const piece of pieces) units += piece.length
+    if (units * 3 > this.maxEventBytes) {
+      let bytes = 0
+      for (const piece of pieces) bytes += Buffer.byteLength(piece, 'utf8')
+      if (bytes > this.maxEventBytes) return this.push(event)
+    }
+    if (this.textCount > 0) this.seal(arena)
+    this.entries.push(arena.storePieces(pieces, 1, true))
+    this.sizes.push(units)
+    return units
   }
 
   /** Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. */
@@ -204,4 +225,18 @@ function estimateBytes(value: unknown): number {
     default:
       return 8
   }
+}
+
+/** The length (UTF-16 units) of the longest string anywhere in `value`; a cheap walk. */
+function longestString(value: unknown): number {
+  if (typeof value === 'string') return value.length
+  if (typeof value !== 'object' || value === null) return 0
+  let longest = 0
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) longest = Math.max(longest, longestString(value[i]))
+    return longest
+  }
+  const record = value as Record<string, unknown>
+  for (const key in record) longest = Math.max(longest, longestString(record[key]))
+  return longest
 }
