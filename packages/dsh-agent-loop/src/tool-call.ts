@@ -2,7 +2,14 @@
  * Executing one tool call: argument validation, `tools/pre-execute`, the durability barrier, the
  * body, `tools/post-execute`. Every failure becomes an error outcome; nothing here throws.
  */
-import { type ContentBlock, type EventBus, type ToolCallBlock, type UserMessage, wellFormed } from 'dsh-llm'
+import {
+  type ContentBlock,
+  type EventBus,
+  type ToolCallBlock,
+  type UserMessage,
+  wellFormed,
+  wellFormedJson,
+} from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
 import { abortWatchers, isAbort, throwIfAborted, untilAborted } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
@@ -97,7 +104,8 @@ async function executeChecked(
   }
   let json: unknown
   try {
-    json = JSON.parse(call.arguments)
+    // Well-formed JSON text may still escape a lone surrogate (`"\ud83d"`); the tool gets U+FFFD.
+    json = wellFormedJson(JSON.parse(call.arguments))
   } catch (error) {
     return failedCall(
       AgentLoopErrorCode.INVALID_TOOL_ARGUMENTS,

@@ -115,6 +115,31 @@ describe('unicode at the log boundary (issue 13 item 3)', () => {
     for (const request of h.model.requests) expect(allWellFormed(request.messages)).toBe(true)
     expect(dataOf<{ arguments: string }>(agent.session, 'tool/call')[0]?.arguments).toBe('{"text":"q\uFFFD"}')
   })
+
+  it('a lone surrogate escaped in the argument JSON reaches the tool as U+FFFD, keys included', async () => {
+    const h = await createHarness([
+      // Escaped: the JSON text is well-formed; JSON.parse would hand the tool a lone surrogate.
+      toolCallResponse('c1', 'echo', '{"text":"q\\ud83d","\\udc00extra":1}'),
+      textResponse('done'),
+    ])
+    const received: unknown[] = []
+    h.app.tools.register({
+      name: 'echo',
+      description: 'echoes',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, additionalProperties: true },
+      execute: (args) => {
+        received.push(args)
+        return 'ok'
+      },
+    })
+    const agent = await h.run('go')
+    expect(received).toEqual([{ text: 'q\uFFFD', '\uFFFDextra': 1 }])
+    expect(allWellFormed(received)).toBe(true)
+    // The logged call keeps the model's text as it was (well-formed JSON); only the parsed value is repaired.
+    expect(dataOf<{ arguments: string }>(agent.session, 'tool/call')[0]?.arguments).toBe(
+      '{"text":"q\\ud83d","\\udc00extra":1}',
+    )
+  })
 })
 
 describe('duplicate tool-call ids (issue 13 item 2)', () => {
