@@ -19,6 +19,7 @@ export function needsPieces(event: SessionEvent): boolean {
 export const RAW_STRING_UNITS = 16 * 1024
 
 /** What `JSON.stringify` escapes in a string (lone surrogates included: any surrogate goes the slow way). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes; matching them is the point.
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 
 /**
