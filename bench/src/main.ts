@@ -1,5 +1,5 @@
 /**
- * `pnpm bench [--quick | --only loop | --only scale | --only postgres]`: runs the suite and writes `bench/results/latest.md` and
+ * `pnpm bench [--quick | --only loop | --only scale | --only backpressure | --only postgres]`: runs the suite and writes `bench/results/latest.md` and
  * `latest.svg` (`quick.*`, `loop.*`); `--quick` and `--only loop` exit 1 when a regression bound is
  * violated (`--only loop` checks the bounds of the rows it measured: the step-cost ratios).
  * `--child <job>` is the child-process side.
@@ -41,8 +41,15 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${table(rows)}\n`)
     return 0
   }
+  if (only === 'backpressure') {
+    // The full suite's backpressure rows alone (200 MiB behind a stalled sync, fresh processes).
+    const { backpressureScenario } = await import('./scenarios/backpressure.ts')
+    const { table } = await import('./report.ts')
+    process.stdout.write(`${table(await backpressureScenario(200, FULL.runs))}\n`)
+    return 0
+  }
   if (only !== undefined && only !== 'loop') {
-    throw new Error(`bench: --only ${only}: only "loop", "scale" and "postgres" are known`)
+    throw new Error(`bench: --only ${only}: only "loop", "scale", "backpressure" and "postgres" are known`)
   }
   const quick = argv.includes('--quick') || only === 'loop'
   const plan = only === 'loop' ? LOOP_ONLY : quick ? QUICK : FULL

@@ -40,6 +40,8 @@ export interface BackpressureResult {
   readonly unsyncedAtEndMiB: number
   /** Heap used above the start's at the RSS peak, in MiB (live plus not yet collected garbage). */
   readonly heapAtPeakMiB: number
+  /** Heap committed (used and free pages) above the start's at the RSS peak, in MiB. */
+  readonly heapTotalAtPeakMiB: number
   /** External memory (Buffers) above the start's at the RSS peak, in MiB. */
   readonly externalAtPeakMiB: number
   /** The longest garbage-collection pause, in ms, and its kind. */
@@ -141,6 +143,7 @@ export async function measureBackpressure(
       liveHeapMiB,
       unsyncedAtEndMiB,
       heapAtPeakMiB: (atPeak.heapUsed - before.heapUsed) / MIB,
+      heapTotalAtPeakMiB: (atPeak.heapTotal - before.heapTotal) / MIB,
       externalAtPeakMiB: (atPeak.external - before.external) / MIB,
       gcMaxMs,
       gcMaxKind,
@@ -179,7 +182,7 @@ export async function backpressureScenario(totalMiB: number, runs: number): Prom
   const fixed = (value: number) => value.toFixed(1)
   const idle = med((result) => result.idleMaxDelayMs)
   const label = `${totalMiB} MiB behind a ${stallMs} ms fdatasync, high-water mark ${highWaterMiB} MiB`
-  const memory = `writer's unsynced peak ${fixed(med((r) => r.unsyncedPeakMiB))} MiB; at the RSS peak heap +${fixed(med((r) => r.heapAtPeakMiB))} MiB (live and uncollected garbage), external +${fixed(med((r) => r.externalAtPeakMiB))} MiB`
+  const memory = `writer's unsynced peak ${fixed(med((r) => r.unsyncedPeakMiB))} MiB; at the RSS peak heap used +${fixed(med((r) => r.heapAtPeakMiB))} MiB (live and uncollected garbage) of +${fixed(med((r) => r.heapTotalAtPeakMiB))} MiB committed, external +${fixed(med((r) => r.externalAtPeakMiB))} MiB`
   const pauses = `idle loop max ${fixed(idle)} ms; longest GC pause ${fixed(med((r) => r.gcMaxMs))} ms (${results.map((r) => r.gcMaxKind).join(', ')})`
   return [
     row({

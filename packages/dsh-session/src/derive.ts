@@ -16,18 +16,25 @@ const EMPTY: readonly Message[] = Object.freeze([])
  * what it was when taken; its frozen array is built on the first `toArray()` and kept.
  */
 class PrefixView implements HistoryView {
-  private array: readonly Message[] | undefined
+  // Private fields on a frozen instance: a caller holding the view can neither shorten it nor reach
+  // the fold's backing array (a private field stays writable here, for the cached array).
+  readonly #backing: readonly Message[]
+  readonly #length: number
+  #array: readonly Message[] | undefined
 
-  constructor(
-    private readonly backing: readonly Message[],
-    readonly length: number,
-  ) {}
+  constructor(backing: readonly Message[], length: number) {
+    this.#backing = backing
+    this.#length = length
+    Object.freeze(this)
+  }
+
+  get length(): number {
+    return this.#length
+  }
 
   toArray(): readonly Message[] {
-    if (this.array === undefined) {
-      this.array = this.length === 0 ? EMPTY : Object.freeze(this.backing.slice(0, this.length))
-    }
-    return this.array
+    this.#array ??= this.#length === 0 ? EMPTY : Object.freeze(this.#backing.slice(0, this.#length))
+    return this.#array
   }
 }
 

@@ -118,8 +118,19 @@ class TrailingRun {
   }
 }
 
-/** Proxy traps decoding `ChunkRun` slots (the slot's index is the event's seq). */
+/**
+ * Proxy traps decoding `ChunkRun` slots (the slot's index is the event's seq), and refusing every
+ * write that would reach the log without a method: index or `length` assignment, property
+ * definition or deletion, a new prototype, freezing. A refused trap returns false, so the caller gets
+ * what a frozen array gives: a TypeError in strict code (and from `Array.prototype` methods).
+ */
+const refused = () => false
 const DECODING: ProxyHandler<EventLog> = {
+  set: refused,
+  defineProperty: refused,
+  deleteProperty: refused,
+  setPrototypeOf: refused,
+  preventExtensions: refused,
   get(target, key) {
     const value: unknown = (target as unknown as Record<PropertyKey, unknown>)[key]
     return value instanceof ChunkRun ? value.at(Number(key)) : value

@@ -222,8 +222,9 @@ export interface Session {
   flush(): Promise<void>
   /**
    * Resolves once the session's unsynced events are at or below the store's high-water mark (at once
-   * when they are). A producer appending in bulk awaits it before each append so a slow backend makes
-   * it wait instead of growing memory. Rejects with the backend's failure if writing stopped.
+   * when they are, or in the next event-loop turn once producers awaiting it have held the loop for
+   * 2 ms). A producer appending in bulk awaits it before each append so a slow backend makes it wait
+   * instead of growing memory. Rejects with the backend's failure if writing stopped.
    */
   writable(): Promise<void>
   /**

@@ -5,8 +5,8 @@
  */
 import { MessageId } from 'dsh-llm'
 import { describe, expect, it } from 'vitest'
-import { encodeBatch } from '../src/storage/jsonl/codec.ts'
-import { jsonPieces, STRING_PIECE_UNITS } from '../src/storage/jsonl/large-event.ts'
+import { encodeBatch } from '../src/storage/json-lines.ts'
+import { jsonPieces, STRING_PIECE_UNITS } from '../src/storage/large-event.ts'
 import type { SessionEvent } from '../src/types.ts'
 
 function userEvent(seq: number, text: string): SessionEvent {

@@ -12,6 +12,17 @@ export interface LoadedLog {
   readonly report: LoadReport
 }
 
+/**
+ * Consecutive events already encoded as JSON lines: each event's `JSON.stringify` followed by `\n`,
+ * in UTF-8, in seq order. `chunks` concatenated are exactly those lines; a chunk may end inside a
+ * line. The bytes belong to the caller, which reuses their memory once the append settles.
+ */
+export interface EncodedLines {
+  /** How many events (lines) the chunks hold. */
+  readonly count: number
+  readonly chunks: readonly Uint8Array[]
+}
+
 /** The default per-event size limit: 16 MiB of serialized JSON. */
 export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
@@ -41,6 +52,14 @@ export interface SessionStorage {
    * after a takeover. A batch that rejects is all or nothing: retrying it at the same seq is safe.
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void>
+  /**
+   * Optional: `appendBatch` for events the caller has already encoded (`SessionWriter` then keeps its
+   * unsynced queue as bytes off the JS heap, not as event objects). The lines hold seqs
+   * `expectedSeq` to `expectedSeq + lines.count - 1`, in order, each line within `maxEventBytes`: the
+   * caller guarantees both, so the backend checks only `expectedSeq`. Same failures and all-or-nothing
+   * rule as `appendBatch`. The backend must not touch `lines.chunks` once the promise settles.
+   */
+  appendLines?(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void>
   /** Reads and validates a whole session; mends a torn tail (see `LoadReport`). */
   load(sessionId: SessionId): Promise<LoadedLog>
   /** Reads events from `fromSeq` on. */

@@ -1,13 +1,15 @@
 /**
  * Group commit with backpressure. Events are queued as they are appended; one write is in flight at a
- * time, and what is queued meanwhile goes out as the next `appendBatch` call, at most
- * `maxBatchBytes` per call so that encoding a batch never holds the event loop for long. The queue's
- * size (an estimate of its bytes) is bounded by `highWaterMark` for producers that await `ready()`.
+ * time, and what is queued meanwhile goes out as the next `appendBatch` (or `appendLines`) call, at
+ * most `maxBatchBytes` per call so that encoding a batch never holds the event loop for long. The
+ * queue's size (an estimate of its bytes) is bounded by `highWaterMark` for producers that await
+ * `ready()`.
  */
 import type { SessionId } from 'dsh-llm'
 import { SessionError } from '../errors.ts'
 import type { SessionEvent } from '../types.ts'
-import type { SessionStorage } from './types.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './types.ts'
+import { WriteQueue } from './write-queue.ts'
 
 interface Waiter {
   readonly target: number
@@ -28,6 +30,33 @@ export const DEFAULT_HIGH_WATER_MARK = 8 * 1024 * 1024
 const DEFAULT_MAX_BATCH_BYTES = 1024 * 1024
 const RESOLVED = Promise.resolve()
 
+/** How long producers awaiting `ready()` may hold one event-loop turn before it yields, ms. */
+const SLICE_MS = 2
+/** When the current turn's slice started, or -1 before the first `ready()` of a turn. */
+let sliceStart = -1
+
+function endSlice(): void {
+  sliceStart = -1
+}
+
+/**
+ * True once `ready()` callers have held the current event-loop turn for `SLICE_MS`; the first call
+ * of a turn starts its slice (an immediate marks the turn's end). One clock read.
+ */
+function sliceSpent(): boolean {
+  const now = performance.now()
+  if (sliceStart < 0) {
+    sliceStart = now
+    setImmediate(endSlice)
+    return false
+  }
+  return now - sliceStart >= SLICE_MS
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
 /**
  * Persists one session's events in batches. Writing starts on its own one macrotask after the first
  * enqueue (`setImmediate`), or at once on `flush`, and keeps going while events arrive; after a
@@ -39,9 +68,7 @@ const RESOLVED = Promise.resolve()
  * waits for both.
  */
 export class SessionWriter {
-  private queue: SessionEvent[] = []
-  /** The estimated size of each queued event, parallel to `queue`. */
-  private sizes: number[] = []
+  private readonly queue: WriteQueue
   /** Estimated bytes of every event enqueued and not yet durable (queued or in flight). */
   private unsynced = 0
   private readonly highWaterMark: number
@@ -58,6 +85,11 @@ export class SessionWriter {
   private waiters: Waiter[] = []
   private waiterHead = 0
 
+  /**
+   * A writer for `sessionId` whose next event has seq `nextSeq`. Over a backend with `appendLines`,
+   * each event is encoded when it is enqueued (while the queue is under its mark), so the queue holds
+   * bytes outside the JS heap rather than the events' strings.
+   */
   constructor(
     private readonly storage: SessionStorage,
     private readonly sessionId: SessionId,
@@ -68,6 +100,8 @@ export class SessionWriter {
     this.enqueued = nextSeq
     this.highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK
     this.maxBatchBytes = options.maxBatchBytes ?? DEFAULT_MAX_BATCH_BYTES
+    const maxEventBytes = storage.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.queue = new WriteQueue(storage.appendLines !== undefined, maxEventBytes, this.highWaterMark)
   }
 
   /** Estimated bytes of the events enqueued and not yet durable. */
@@ -77,11 +111,14 @@ export class SessionWriter {
 
   /**
    * Resolves once the unsynced queue is at or below the high-water mark: a producer that awaits this
-   * before each append keeps the queue (and its memory) bounded while the backend is slow. Rejects
-   * with the backend's failure if writing stopped while it waited.
+   * before each append keeps the queue (and its memory) bounded while the backend is slow. Under the
+   * mark it resolves at once, except that once producers awaiting it have held the current
+   * event-loop turn for 2 ms it resolves in the next turn, so that a bulk producer (whose events are
+   * encoded as they are enqueued) never holds the loop for long. Rejects with the backend's failure
+   * if writing stopped while it waited.
    */
   ready(): Promise<void> {
-    if (this.unsynced <= this.highWaterMark) return Promise.resolve()
+    if (this.unsynced <= this.highWaterMark) return sliceSpent() ? nextTurn() : Promise.resolve()
     if (this.paused && this.failure !== undefined) return Promise.reject(this.failure)
     return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }))
   }
@@ -98,10 +135,7 @@ export class SessionWriter {
 
   /** Queues a committed event (its seq must be the next one) for the next batch. */
   enqueue(event: SessionEvent): void {
-    const size = estimateBytes(event.data) + 64
-    this.queue.push(event)
-    this.sizes.push(size)
-    this.unsynced += size
+    this.unsynced += this.queue.add(event, this.unsynced > this.highWaterMark)
     this.enqueued++
     if (!this.writing && !this.paused && this.scheduled === undefined) {
       this.scheduled = setImmediate(() => {
@@ -136,53 +170,30 @@ export class SessionWriter {
   }
 
   private async pump(): Promise<void> {
-    while (this.queue.length > 0) {
-      const { batch, bytes } = this.takeBatch()
+    while (!this.queue.empty) {
+      const batch = this.queue.take(this.maxBatchBytes)
       try {
-        await this.storage.appendBatch(this.sessionId, batch, this.durable)
+        const { storage } = this
+        if (storage.appendLines === undefined) {
+          await storage.appendBatch(this.sessionId, batch.entries as readonly SessionEvent[], this.durable)
+        } else {
+          const encoded = this.queue.chunks(batch, this.sessionId)
+          const chunks = Array.isArray(encoded) ? encoded : await encoded
+          await storage.appendLines(this.sessionId, { count: batch.count, chunks }, this.durable)
+        }
       } catch (cause) {
-        this.queue = this.queue.length === 0 ? batch : batch.concat(this.queue)
-        this.sizes = this.pendingSizes.concat(this.sizes)
-        this.pendingSizes = []
+        this.queue.putBack(batch)
         this.writing = false
         this.paused = true
-        this.rejectAll(cause, batch)
+        this.rejectAll(cause, batch.count)
         return
       }
-      this.pendingSizes = []
-      this.durable += batch.length
-      this.unsynced -= bytes
+      this.durable += batch.count
+      this.unsynced -= batch.bytes
+      this.queue.done(batch)
       this.settle()
     }
     this.writing = false
-  }
-
-  /** Sizes of the batch in flight, kept to requeue them if it fails. */
-  private pendingSizes: number[] = []
-
-  /** Takes the queue's head up to `maxBatchBytes` (at least one event) as the next batch. */
-  private takeBatch(): { batch: SessionEvent[]; bytes: number } {
-    let bytes = 0
-    let count = 0
-    while (count < this.sizes.length) {
-      const size = this.sizes[count] ?? 0
-      if (count > 0 && bytes + size > this.maxBatchBytes) break
-      bytes += size
-      count++
-    }
-    let batch: SessionEvent[]
-    if (count === this.queue.length) {
-      batch = this.queue
-      this.pendingSizes = this.sizes
-      this.queue = []
-      this.sizes = []
-    } else {
-      batch = this.queue.slice(0, count)
-      this.pendingSizes = this.sizes.slice(0, count)
-      this.queue = this.queue.slice(count)
-      this.sizes = this.sizes.slice(count)
-    }
-    return { batch, bytes }
   }
 
   private settle(): void {
@@ -200,9 +211,9 @@ export class SessionWriter {
     this.compactWaiters()
   }
 
-  private rejectAll(cause: unknown, batch: readonly SessionEvent[]): void {
-    const first = batch[0]?.seq ?? this.durable
-    const last = first + batch.length - 1
+  private rejectAll(cause: unknown, count: number): void {
+    const first = this.durable
+    const last = first + count - 1
     const reason = cause instanceof Error ? cause.message : String(cause)
     const error = new SessionError(
       'STORAGE',
@@ -226,29 +237,5 @@ export class SessionWriter {
       this.waiters = []
       this.waiterHead = 0
     }
-  }
-}
-
-/**
- * A cheap estimate of the JSON size of `value` in bytes: string lengths plus a little per member.
- * Used only to bound memory, so it counts what the queue holds, not exact serialized bytes.
- */
-function estimateBytes(value: unknown): number {
-  switch (typeof value) {
-    case 'string':
-      return value.length + 2
-    case 'object': {
-      if (value === null) return 4
-      let total = 2
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) total += estimateBytes(value[i]) + 1
-        return total
-      }
-      const record = value as Record<string, unknown>
-      for (const key in record) total += key.length + 4 + estimateBytes(record[key])
-      return total
-    }
-    default:
-      return 8
   }
 }

@@ -6,6 +6,7 @@ import { SessionId } from 'dsh-llm'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SessionError } from '../errors.ts'
 import type { SessionStorage } from '../storage/types.ts'
+import { SessionWriter } from '../storage/writer.ts'
 import type { SessionEvent } from '../types.ts'
 import { contractEvent, contractEvents, contractHeader } from './contract-events.ts'
 import type {
@@ -32,7 +33,8 @@ async function eventsOf(storage: SessionStorage, id: SessionId): Promise<Session
 
 /**
  * Defines, with vitest, the cases every storage backend must pass: ordered appends with expected
- * seqs and conflict errors, load after reopen, size limit, leases, two instances at once, list,
+ * seqs and conflict errors, a `SessionWriter`'s batches (through `appendLines` when the backend offers
+ * it), load after reopen, size limit, leases, two instances at once, list,
  * close/release on every path, and — for the `powers` a backend passes — torn writes, takeover of
  * a dead holder's lease and bad entries in `list()`. `makeBacking` is called once per case.
  */
@@ -93,6 +95,30 @@ export function describeStorageContract<B extends StorageContractBacking>(
       expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 2))
       await storage.appendBatch(id, contractEvents(2, 1), 2)
       expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 3))
+    })
+
+    it('takes a SessionWriter’s batches (as encoded lines when it offers appendLines) and loads them unchanged', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      const writer = new SessionWriter(storage, id, 0, { highWaterMark: 64 * 1024, maxBatchBytes: 16 * 1024 })
+      const events: SessionEvent[] = []
+      for (let seq = 0; seq < 24; seq++) {
+        // Short lines, and strings of 20 Ki units: plain, multi-byte, and with characters to escape.
+        const long = ['', 'p'.repeat(20_480), 'é€'.repeat(10_240), `"\\\n${'q'.repeat(20_480)}`][seq % 4]
+        events.push(contractEvent(seq, `message ${seq}${long}`))
+        await writer.ready()
+        writer.enqueue(events[seq] as SessionEvent)
+      }
+      await writer.flush()
+      expect(await eventsOf(storage, id)).toEqual(events)
+      const stale = new SessionWriter(storage, id, 2)
+      stale.enqueue(contractEvent(2))
+      const error = await stale.flush().then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toMatchObject({ code: 'STORAGE', cause: { code: 'SEQ_MISMATCH' } })
+      expect(await eventsOf(storage, id)).toEqual(events)
     })
 
     it('refuses a taken id with ALREADY_EXISTS and a missing one with NOT_FOUND', async () => {

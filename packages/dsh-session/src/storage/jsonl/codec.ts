@@ -4,9 +4,7 @@
  */
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
-import type { SessionEvent, SessionFileHeader, SessionParent } from '../../types.ts'
-import { eventTooLarge } from '../event-size.ts'
-import { hasLongString, jsonPieces, STRING_PIECE_UNITS } from './large-event.ts'
+import type { SessionFileHeader, SessionParent } from '../../types.ts'
 
 /** The JSONL format version this code writes and the newest it reads. */
 export const SESSION_FORMAT_VERSION = 1
@@ -28,110 +26,6 @@ export function encodeHeader(header: SessionFileHeader): Buffer {
     plain.parent = { sessionId: header.parent.sessionId, seedLength: header.parent.seedLength }
   }
   return Buffer.from(`${JSON.stringify(plain)}\n`, 'utf8')
-}
-
-/** Text (UTF-16 units) per write slice: encoding a batch yields to the event loop between slices. */
-export const SLICE_UNITS = 1024 * 1024
-
-/**
- * Encodes `events` from index `from` as one write slice: every event's JSON on its own line, each
- * ending in `\n`, stopping after the line that brings the slice to `SLICE_UNITS` of text, at the
- * end, or before an event holding a string over `STRING_PIECE_UNITS` (`large` is then true and
- * `next` is that event's index: it is encoded in pieces). `check` sees each event's line first and
- * throws to refuse it. Returns the bytes (possibly empty) and the index of the first event not
- * encoded.
- */
-export function encodeSlice(
-  events: readonly SessionEvent[],
-  from: number,
-  check: (event: SessionEvent, line: string) => void,
-): { readonly data: Buffer; readonly next: number; readonly large: boolean } {
-  let text = ''
-  let next = from
-  while (next < events.length && text.length < SLICE_UNITS) {
-    const event = events[next] as SessionEvent
-    if (hasLongString(event.data, STRING_PIECE_UNITS)) {
-      return { data: Buffer.from(text, 'utf8'), next, large: true }
-    }
-    const line = JSON.stringify(event)
-    check(event, line)
-    text += `${line}\n`
-    next++
-  }
-  return { data: Buffer.from(text, 'utf8'), next, large: false }
-}
-
-/**
- * Encodes a batch as write slices, checking every event's serialized size against `maxEventBytes`
- * before anything is returned (`EVENT_TOO_LARGE` naming `sessionId`). A batch of one slice without a
- * long string costs no await; anything larger yields to the event loop after every `SLICE_UNITS` of
- * text, an event with a long string included (its JSON is produced in pieces), so encoding never
- * holds the loop for more than about one slice.
- */
-export function encodeBatch(
-  sessionId: string,
-  events: readonly SessionEvent[],
-  maxEventBytes: number,
-): Buffer[] | Promise<Buffer[]> {
-  const check = (event: SessionEvent, line: string) => {
-    // UTF-8 takes 1 to 3 bytes per UTF-16 unit: measure only when the bounds do not decide.
-    if (line.length * 3 <= maxEventBytes) return
-    const size = Buffer.byteLength(line, 'utf8')
-    if (size > maxEventBytes) throw eventTooLarge(event, size, maxEventBytes, sessionId)
-  }
-  const first = encodeSlice(events, 0, check)
-  if (first.next === events.length) return [first.data]
-  return (async () => {
-    const slices: Buffer[] = []
-    let slice = first
-    for (;;) {
-      if (slice.data.length > 0) slices.push(slice.data)
-      if (slice.next === events.length) return slices
-      await nextTurn()
-      if (!slice.large) {
-        slice = encodeSlice(events, slice.next, check)
-        continue
-      }
-      const event = events[slice.next] as SessionEvent
-      for (const data of await encodeLargeEvent(event, sessionId, maxEventBytes)) slices.push(data)
-      slice = { data: EMPTY, next: slice.next + 1, large: false }
-    }
-  })()
-}
-
-const EMPTY = Buffer.alloc(0)
-
-function nextTurn(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve))
-}
-
-/**
- * One event's line (newline included) as buffers of about `SLICE_UNITS` each, yielding between
- * them; `EVENT_TOO_LARGE` once its bytes pass `maxEventBytes` (the size reported is the whole line's).
- */
-async function encodeLargeEvent(
-  event: SessionEvent,
-  sessionId: string,
-  maxEventBytes: number,
-): Promise<Buffer[]> {
-  const buffers: Buffer[] = []
-  let bytes = 0
-  let text = ''
-  for (const piece of jsonPieces(event)) {
-    text += piece
-    if (text.length < SLICE_UNITS) continue
-    const data = Buffer.from(text, 'utf8')
-    text = ''
-    bytes += data.length
-    if (bytes <= maxEventBytes) buffers.push(data)
-    else buffers.length = 0
-    await nextTurn()
-  }
-  const last = Buffer.from(`${text}\n`, 'utf8')
-  bytes += last.length - 1
-  if (bytes > maxEventBytes) throw eventTooLarge(event, bytes, maxEventBytes, sessionId)
-  buffers.push(last)
-  return buffers
 }
 
 /** Whether `bytes` ends with a newline (an empty buffer does not). */

@@ -2,15 +2,17 @@
  * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
  * a lock file per session so that only one writer (across processes) appends to it.
  */
-import { type FileHandle, mkdir, open, stat } from 'node:fs/promises'
+import { mkdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
-import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from '../types.ts'
-import { encodeBatch, encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
+import { encodeBatch } from '../json-lines.ts'
+import { DEFAULT_MAX_EVENT_BYTES, type EncodedLines, type LoadedLog, type SessionStorage } from '../types.ts'
+import { writeBatch } from './append.ts'
+import { encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts'
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
-import { type AppendIo, createFileAtomically, nodeAppendIoWith, truncateAt, writeAll } from './files.ts'
+import { type AppendIo, createFileAtomically, nodeAppendIoWith, truncateAt } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
@@ -127,6 +129,32 @@ export class JsonlStorage implements SessionStorage {
    * every later append fails until the lease is released and retaken.
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
+    return this.inTurn(sessionId, (lease, file) =>
+      this.withNextSeq(lease, sessionId, file, () =>
+        this.appendEvents(lease, sessionId, file, events, expectedSeq),
+      ),
+    )
+  }
+
+  /**
+   * `appendBatch` for lines the caller encoded (see `SessionStorage.appendLines`): written as they
+   * are, with the same sync, seq check on `expectedSeq`, cut-back on failure and lease checks.
+   */
+  appendLines(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void> {
+    return this.inTurn(sessionId, (lease, file) =>
+      this.withNextSeq(lease, sessionId, file, () => {
+        this.checkNextSeq(lease, sessionId, file, expectedSeq)
+        if (lines.count === 0) return Promise.resolve()
+        return writeBatch(this.io, lease, sessionId, file, lines.chunks, expectedSeq, lines.count)
+      }),
+    )
+  }
+
+  /**
+   * Runs `append` after the session's appends before it (at once when idle; a synchronous throw
+   * becomes the rejection); `LOCKED` without the lease.
+   */
+  private inTurn(sessionId: SessionId, append: (lease: Lease, file: string) => Promise<void>): Promise<void> {
     const file = this.fileOf(sessionId)
     const lease = this.leases.get(sessionId)
     if (lease === undefined) {
@@ -138,7 +166,13 @@ export class JsonlStorage implements SessionStorage {
         ),
       )
     }
-    const run = () => this.appendNow(lease, sessionId, file, events, expectedSeq)
+    const run = () => {
+      try {
+        return append(lease, file)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    }
     // Idle: start at once (no hop through the queue); busy: run after the appends before it.
     const done = lease.pending === 0 ? run() : lease.queue.then(run, run)
     lease.pending++
@@ -166,12 +200,12 @@ export class JsonlStorage implements SessionStorage {
     return this.loadNow(sessionId, file, lease)
   }
 
-  /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
   /** The headers of every session file, and the entries that are not readable sessions (see `listSessions`). */
   list(): Promise<SessionListing> {
     return listSessions(this.dir)
   }
 
+  /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const file = this.fileOf(sessionId)
     const handle = await openForRead(sessionId, file)
@@ -243,24 +277,26 @@ export class JsonlStorage implements SessionStorage {
     return { header, events, report }
   }
 
-  private async appendNow(
+  /** Runs `append` once the file's next seq is known: at once, or after reading the file's tail. */
+  private withNextSeq(
+    lease: Lease,
+    sessionId: SessionId,
+    file: string,
+    append: () => Promise<void>,
+  ): Promise<void> {
+    if (lease.nextSeq !== undefined) return append()
+    assertStillOwned(lease, sessionId, file)
+    return this.loadNow(sessionId, file, lease).then(append)
+  }
+
+  private appendEvents(
     lease: Lease,
     sessionId: SessionId,
     file: string,
     events: readonly SessionEvent[],
     expectedSeq: number,
   ): Promise<void> {
-    assertStillOwned(lease, sessionId, file)
-    if (lease.nextSeq === undefined) await this.loadNow(sessionId, file, lease)
-    const nextSeq = lease.nextSeq ?? 0
-    if (expectedSeq !== nextSeq) {
-      throw seqMismatch(
-        sessionId,
-        file,
-        `expected seq ${nextSeq}, got a batch at seq ${expectedSeq}`,
-        nextSeq,
-      )
-    }
+    this.checkNextSeq(lease, sessionId, file, expectedSeq)
     for (let i = 0; i < events.length; i++) {
       const seq = events[i]?.seq
       if (seq !== expectedSeq + i) {
@@ -272,75 +308,28 @@ export class JsonlStorage implements SessionStorage {
         )
       }
     }
-    if (events.length === 0) return
+    if (events.length === 0) return Promise.resolve()
     const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
-    let slices: Buffer[]
-    if (Array.isArray(encoded)) slices = encoded
-    else {
+    if (Array.isArray(encoded))
+      return writeBatch(this.io, lease, sessionId, file, encoded, expectedSeq, events.length)
+    return encoded.then((slices) => {
       // Encoding yielded to the event loop: check the lease and file again before writing.
-      slices = await encoded
       assertStillOwned(lease, sessionId, file)
-    }
-    try {
-      lease.handle ??= await this.openAppend(lease, sessionId, file)
-      for (const slice of slices) {
-        const wrote = writeAll(this.io, lease.handle, slice)
-        if (wrote !== undefined) await wrote
-      }
-      await this.io.sync(lease.handle)
-    } catch (error) {
-      const seqs = `${expectedSeq}..${expectedSeq + events.length - 1}`
-      const where = { sessionId, file, seq: expectedSeq }
-      if (error instanceof SessionError && lease.failure === error) throw error
-      // A file replaced under the writer explains the failure; its replacement must not be cut.
-      assertStillOwned(lease, sessionId, file)
-      try {
-        await this.cutBack(lease)
-      } catch (cutError) {
-        lease.failure = storageError(
-          `session ${sessionId} (${file}): appending seqs ${seqs} failed and the file could not be cut back; release and reacquire the session`,
-          where,
-          cutError,
-        )
-        throw lease.failure
-      }
-      throw storageError(
-        `session ${sessionId} (${file}): appending seqs ${seqs} failed: ${String(error)}`,
-        where,
-        error,
+      return writeBatch(this.io, lease, sessionId, file, slices, expectedSeq, events.length)
+    })
+  }
+
+  /** Checks the lease, the file and that `expectedSeq` is the file's next seq (which must be known). */
+  private checkNextSeq(lease: Lease, sessionId: SessionId, file: string, expectedSeq: number): void {
+    assertStillOwned(lease, sessionId, file)
+    const nextSeq = lease.nextSeq ?? 0
+    if (expectedSeq !== nextSeq) {
+      throw seqMismatch(
+        sessionId,
+        file,
+        `expected seq ${nextSeq}, got a batch at seq ${expectedSeq}`,
+        nextSeq,
       )
-    }
-    for (const slice of slices) lease.size += slice.length
-    lease.nextSeq = nextSeq + events.length
-  }
-
-  /** Opens the append handle and checks it is the file the lease was taken on. */
-  private async openAppend(lease: Lease, sessionId: string, file: string): Promise<FileHandle> {
-    const handle = await open(file, 'a')
-    try {
-      const found = await handle.stat()
-      assertSameFile(lease, sessionId, file, { dev: found.dev, ino: found.ino })
-    } catch (error) {
-      await handle.close().catch(() => undefined)
-      throw error
-    }
-    return handle
-  }
-
-  /**
-   * After a failed write or sync: cuts the file back to its last durable size through the writer's own
-   * handle (never by path, which may name another file by now) and drops the handle, so the same
-   * batch can be retried without duplicating lines that may have landed.
-   */
-  private async cutBack(lease: Lease): Promise<void> {
-    const handle = lease.handle
-    if (handle === undefined) return
-    delete lease.handle
-    try {
-      await handle.truncate(lease.size)
-      await handle.datasync()
-    } finally {
-      await handle.close().catch(() => undefined)
     }
   }
 

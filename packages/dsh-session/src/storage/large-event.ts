@@ -6,8 +6,14 @@
  * holds (plain objects, arrays, strings, finite numbers, booleans, null).
  */
 
+import type { SessionEvent } from '../types.ts'
+import { eventTooLarge } from './event-size.ts'
+
 /** A string longer than this (UTF-16 units) is escaped in pieces of this length. */
 export const STRING_PIECE_UNITS = 256 * 1024
+
+/** Text (UTF-16 units) per encoded slice: an encoder yields to the event loop between slices. */
+export const SLICE_UNITS = 1024 * 1024
 
 /** Whether `value` holds a string longer than `threshold` units anywhere (a cheap walk). */
 export function hasLongString(value: unknown, threshold: number): boolean {
@@ -72,4 +78,39 @@ export function* jsonPieces(value: unknown): Generator<string> {
     yield* jsonPieces(member)
   }
   yield '}'
+}
+
+/** Resolves on a later turn of the event loop (after pending I/O callbacks). */
+export function nextTurn(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve))
+}
+
+/**
+ * One event's JSON line (newline included) as buffers of about `SLICE_UNITS` each, yielding to the
+ * event loop between them; `EVENT_TOO_LARGE` naming `sessionId` once its bytes pass `maxEventBytes`
+ * (the size reported is the whole line's, newline excluded).
+ */
+export async function encodeLargeLine(
+  event: SessionEvent,
+  sessionId: string,
+  maxEventBytes: number,
+): Promise<Buffer[]> {
+  const buffers: Buffer[] = []
+  let bytes = 0
+  let text = ''
+  for (const piece of jsonPieces(event)) {
+    text += piece
+    if (text.length < SLICE_UNITS) continue
+    const data = Buffer.from(text, 'utf8')
+    text = ''
+    bytes += data.length
+    if (bytes <= maxEventBytes) buffers.push(data)
+    else buffers.length = 0
+    await nextTurn()
+  }
+  const last = Buffer.from(`${text}\n`, 'utf8')
+  bytes += last.length - 1
+  if (bytes > maxEventBytes) throw eventTooLarge(event, bytes, maxEventBytes, sessionId)
+  buffers.push(last)
+  return buffers
 }

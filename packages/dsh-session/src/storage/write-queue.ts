@@ -1,0 +1,242 @@
+/**
+ * A writer's queue of events not yet handed to the backend. For a backend that takes events it holds
+ * the events; for one that takes encoded lines (`appendLines`) it encodes each event when it is
+ * queued, so a backlog behind a slow backend is bytes in a `LineArena`, not JS strings and objects.
+ */
+import type { SessionEvent } from '../types.ts'
+import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
+import { STRING_PIECE_UNITS } from './large-event.ts'
+import { type EncodedRun, LineArena, SLAB_BYTES } from './line-arena.ts'
+
+/** A queued item: an event (encoded when its batch is taken), or a run of encoded lines. */
+export type QueueEntry = SessionEvent | EncodedRun
+
+/** The head of the queue taken as one batch. */
+export interface TakenBatch {
+  readonly entries: readonly QueueEntry[]
+  /** The size counted for each entry, parallel to `entries`. */
+  readonly sizes: readonly number[]
+  /** Events in the batch. */
+  readonly count: number
+  /** The sum of `sizes`. */
+  readonly bytes: number
+}
+
+/** Lines collected as text are copied into the arena once they reach this many UTF-16 units. */
+const TEXT_UNITS = 64 * 1024
+
+function isRun(entry: QueueEntry): entry is EncodedRun {
+  return 'slab' in entry
+}
+
+/** The queue. `encode` says whether events are encoded as they are added. */
+export class WriteQueue {
+  private entries: QueueEntry[] = []
+  private sizes: number[] = []
+  /** Lines encoded and not yet in `entries`: text, how many events, the size counted for them. */
+  private text = ''
+  private textCount = 0
+  private textSize = 0
+  private readonly arena: LineArena | undefined
+
+  /**
+   * `encode`: encode events as they are added (the backend takes lines), refusing to encode a line
+   * over `maxEventBytes` early (its batch then fails when taken). `highWaterMark` sizes the arena.
+   */
+  constructor(
+    encode: boolean,
+    private readonly maxEventBytes: number,
+    highWaterMark: number,
+  ) {
+    this.arena = encode ? new LineArena(Math.ceil(highWaterMark / SLAB_BYTES) + 1) : undefined
+  }
+
+  /** Whether nothing is queued. */
+  get empty(): boolean {
+    return this.entries.length === 0 && this.textCount === 0
+  }
+
+  /**
+   * Queues `event` and returns the size counted for it. With `defer` (the queue is over its mark: a
+   * producer that does not wait, a fork's seed), the event waits as it is and is encoded when its
+   * batch is taken, so a backlog beyond the mark costs no second copy of events the log holds anyway.
+   */
+  add(event: SessionEvent, defer: boolean): number {
+    const arena = this.arena
+    if (arena === undefined || defer) return this.push(event)
+    const longest = longestString(event.data)
+    if (longest > STRING_PIECE_UNITS) return this.push(event)
+    if (longest >= RAW_STRING_UNITS) return this.addPieces(arena, event)
+    const line = JSON.stringify(event)
+    if (lineBytesOver(line, this.maxEventBytes) !== undefined) return this.push(event)
+    if (this.textCount === 0 && line.length >= TEXT_UNITS) {
+      // A long line goes to the arena alone, newline written as a byte (no concatenated copy).
+      this.entries.push(arena.store(line, 1, true))
+      this.sizes.push(line.length + 1)
+      return line.length + 1
+    }
+    this.text += `${line}\n`
+    this.textCount++
+    this.textSize += line.length + 1
+    if (this.text.length >= TEXT_UNITS) this.seal(arena)
+    return line.length + 1
+  }
+
+  /** An event holding a long string: its line goes to the arena in pieces, long strings copied once. */
+  private addPieces(arena: LineArena, event: SessionEvent): number {
+    const pieces = linePieces(event)
+    let units = 1
+    for (const piece of pieces) units += piece.length
+    if (units * 3 > this.maxEventBytes) {
+      let bytes = 0
+      for (const piece of pieces) bytes += Buffer.byteLength(piece, 'utf8')
+      if (bytes > this.maxEventBytes) return this.push(event)
+    }
+    if (this.textCount > 0) this.seal(arena)
+    this.entries.push(arena.storePieces(pieces, 1, true))
+    this.sizes.push(units)
+    return units
+  }
+
+  /** Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. */
+  take(maxBytes: number): TakenBatch {
+    if (this.textCount > 0) this.seal(undefined)
+    let bytes = 0
+    let taken = 0
+    let count = 0
+    while (taken < this.sizes.length) {
+      const size = this.sizes[taken] ?? 0
+      if (taken > 0 && bytes + size > maxBytes) break
+      bytes += size
+      const entry = this.entries[taken] as QueueEntry
+      count += isRun(entry) ? entry.count : 1
+      taken++
+    }
+    let entries: QueueEntry[]
+    let sizes: number[]
+    if (taken === this.entries.length) {
+      entries = this.entries
+      sizes = this.sizes
+      this.entries = []
+      this.sizes = []
+    } else {
+      entries = this.entries.slice(0, taken)
+      sizes = this.sizes.slice(0, taken)
+      this.entries = this.entries.slice(taken)
+      this.sizes = this.sizes.slice(taken)
+    }
+    return { entries, sizes, count, bytes }
+  }
+
+  /** Puts a batch that failed back at the head of the queue, to be retried first. */
+  putBack(batch: TakenBatch): void {
+    if (this.textCount > 0) this.seal(undefined)
+    this.entries = batch.entries.concat(this.entries)
+    this.sizes = batch.sizes.concat(this.sizes)
+  }
+
+  /** `batch` is durable: the arena may reuse its bytes; an empty queue gives its slabs back. */
+  done(batch: TakenBatch): void {
+    const arena = this.arena
+    if (arena === undefined) return
+    for (const entry of batch.entries) if (isRun(entry)) arena.done(entry)
+    if (this.empty) arena.trim()
+  }
+
+  /**
+   * The batch's lines as write chunks: runs as they are, waiting events encoded now (in slices that
+   * yield to the event loop when large; `EVENT_TOO_LARGE` naming `sessionId` for one over the limit).
+   */
+  chunks(batch: TakenBatch, sessionId: string): Uint8Array[] | Promise<Uint8Array[]> {
+    const { entries } = batch
+    if (entries.length === 1 && isRun(entries[0] as QueueEntry)) return [(entries[0] as EncodedRun).data]
+    const out: Uint8Array[] = []
+    let i = 0
+    while (i < entries.length) {
+      const entry = entries[i] as QueueEntry
+      if (isRun(entry)) {
+        out.push(entry.data)
+        i++
+        continue
+      }
+      const events: SessionEvent[] = []
+      while (i < entries.length && !isRun(entries[i] as QueueEntry)) events.push(entries[i++] as SessionEvent)
+      const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
+      if (!Array.isArray(encoded)) return this.chunksAfter(encoded, out, batch, i, sessionId)
+      for (const data of encoded) out.push(data)
+    }
+    return out
+  }
+
+  private async chunksAfter(
+    pending: Promise<Buffer[]>,
+    out: Uint8Array[],
+    batch: TakenBatch,
+    from: number,
+    sessionId: string,
+  ): Promise<Uint8Array[]> {
+    for (const data of await pending) out.push(data)
+    const rest = await this.chunks({ ...batch, entries: batch.entries.slice(from) }, sessionId)
+    for (const data of rest) out.push(data)
+    return out
+  }
+
+  private push(event: SessionEvent): number {
+    if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
+    const size = estimateBytes(event.data) + 64
+    this.entries.push(event)
+    this.sizes.push(size)
+    return size
+  }
+
+  /** Moves the collected lines into `entries`: into the arena, or (a batch about to be written) a buffer of their own. */
+  private seal(arena: LineArena | undefined): void {
+    const run: EncodedRun =
+      arena === undefined
+        ? { data: Buffer.from(this.text, 'utf8'), count: this.textCount, slab: undefined }
+        : arena.store(this.text, this.textCount, false)
+    this.entries.push(run)
+    this.sizes.push(this.textSize)
+    this.text = ''
+    this.textCount = 0
+    this.textSize = 0
+  }
+}
+
+/**
+ * A cheap estimate of the JSON size of `value` in bytes: string lengths plus a little per member.
+ * Used only to bound memory, so it counts what the queue holds, not exact serialized bytes.
+ */
+function estimateBytes(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2
+    case 'object': {
+      if (value === null) return 4
+      let total = 2
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) total += estimateBytes(value[i]) + 1
+        return total
+      }
+      const record = value as Record<string, unknown>
+      for (const key in record) total += key.length + 4 + estimateBytes(record[key])
+      return total
+    }
+    default:
+      return 8
+  }
+}
+
+/** The length (UTF-16 units) of the longest string anywhere in `value`; a cheap walk. */
+function longestString(value: unknown): number {
+  if (typeof value === 'string') return value.length
+  if (typeof value !== 'object' || value === null) return 0
+  let longest = 0
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) longest = Math.max(longest, longestString(value[i]))
+    return longest
+  }
+  const record = value as Record<string, unknown>
+  for (const key in record) longest = Math.max(longest, longestString(record[key]))
+  return longest
+}
