@@ -23,7 +23,7 @@ export interface Bound {
  * loaded machine and below twice the lowest, so today's code passes and doubling dsh's step cost
  * fails (see docs/performance.md, "Quick-mode bounds"; `test/quick-regression.test.ts` proves it).
  */
-export const STEP_RATIO_MAX = 3.0
+export const STEP_RATIO_MAX = 2.5
 
 /**
  * The quick-mode bounds (see docs/performance.md). Growth bounds guard complexity and sit just above

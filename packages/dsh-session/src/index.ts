@@ -36,6 +36,11 @@ export {
 } from './storage/jsonl/sync-policy.ts'
 export { MemoryStorage } from './storage/memory.ts'
 export type * from './storage/types.ts'
-export { DEFAULT_HIGH_WATER_MARK, SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
+export {
+  DEFAULT_COMMIT_DELAY_MS,
+  DEFAULT_HIGH_WATER_MARK,
+  SessionWriter,
+  type SessionWriterOptions,
+} from './storage/writer.ts'
 export { appendInput, Sessions, Sessions as default, type SessionsConfig } from './store.ts'
 export type * from './types.ts'

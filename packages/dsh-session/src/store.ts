@@ -56,6 +56,11 @@ export interface SessionsConfig {
    * 8 MiB. Producers that append in bulk await it to keep memory bounded behind a slow backend.
    */
   readonly highWaterMark?: number
+  /**
+   * How long (ms) a session's background write waits after an unflushed append, so that a barrier
+   * arriving meanwhile carries everything in one write and sync; default 2 (`DEFAULT_COMMIT_DELAY_MS`).
+   */
+  readonly commitDelayMs?: number
 }
 
 /**
@@ -88,7 +93,10 @@ export class Sessions extends Service implements SessionStore {
     this.home = ctx
     this.storage = config.storage ?? new MemoryStorage()
     this.clock = config.clock ?? Date.now
-    this.writerOptions = config.highWaterMark === undefined ? {} : { highWaterMark: config.highWaterMark }
+    this.writerOptions = {
+      ...(config.highWaterMark === undefined ? {} : { highWaterMark: config.highWaterMark }),
+      ...(config.commitDelayMs === undefined ? {} : { commitDelayMs: config.commitDelayMs }),
+    }
     const storageLimit = this.storage.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     const limit = Math.min(config.maxEventBytes ?? storageLimit, storageLimit)
     this.maxEventBytes = limit

@@ -1,5 +1,6 @@
 import type { SessionId } from 'dsh-llm'
 import {
+  DEFAULT_COMMIT_DELAY_MS,
   MemoryStorage,
   type SessionEvent,
   type SessionFileHeader,
@@ -30,9 +31,14 @@ function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
 }
 
-async function setup() {
+/** Past the writer's default commit delay. */
+function afterCommitDelay(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, DEFAULT_COMMIT_DELAY_MS + 5))
+}
+
+async function setup(config: { commitDelayMs?: number } = {}) {
   const storage = new RecordingStorage()
-  const app = await mountSessions({ storage })
+  const app = await mountSessions({ storage, ...config })
   const session = await app.sessions.create()
   return { storage, session }
 }
@@ -53,7 +59,7 @@ describe('SessionWriter (group commit)', () => {
       release = resolve
     })
     session.append('user/message', user('u0'))
-    await nextMacrotask()
+    await afterCommitDelay()
     expect(storage.batches).toEqual([[0]])
     for (let i = 1; i <= 4; i++) session.append('user/message', user(`u${i}`))
     const flushed = session.flush()
@@ -63,15 +69,35 @@ describe('SessionWriter (group commit)', () => {
     expect(storage.batches).toEqual([[0], [1, 2, 3, 4]])
   })
 
-  test('writing starts on its own one macrotask after an append, without a flush', async () => {
+  test('writing starts on its own after the commit delay, without a flush', async () => {
     const { storage, session } = await setup()
+    session.append('user/message', user('u0'))
+    await nextMacrotask()
+    expect(storage.batches).toEqual([])
+    await afterCommitDelay()
+    expect(storage.batches).toEqual([[0]])
+    await session.flush()
+    expect((await storage.load(session.id)).events).toEqual(session.events)
+  })
+
+  test('a barrier inside the commit delay carries everything in one batch; nothing is written twice', async () => {
+    const { storage, session } = await setup()
+    session.append('user/message', user('u0'))
+    // The loop yields between two barriers (a time slice, a tool): no write starts meanwhile.
+    await nextMacrotask()
+    session.append('user/message', user('u1'))
+    await session.flush()
+    await afterCommitDelay()
+    expect(storage.batches).toEqual([[0, 1]])
+  })
+
+  test('commitDelayMs 0 starts writing one macrotask after an append', async () => {
+    const { storage, session } = await setup({ commitDelayMs: 0 })
     session.append('user/message', user('u0'))
     await Promise.resolve()
     expect(storage.batches).toEqual([])
     await nextMacrotask()
     expect(storage.batches).toEqual([[0]])
-    await session.flush()
-    expect((await storage.load(session.id)).events).toEqual(session.events)
   })
 
   test('appends spread over microtasks and then a flush go out as one appendBatch', async () => {
@@ -82,7 +108,7 @@ describe('SessionWriter (group commit)', () => {
     }
     await session.flush()
     expect(storage.batches).toEqual([[0, 1, 2, 3]])
-    await nextMacrotask()
+    await afterCommitDelay()
     expect(storage.batches).toEqual([[0, 1, 2, 3]])
   })
 
