@@ -21,14 +21,49 @@ const longAnswer: LlmAdapter = {
   },
 }
 
+/** An app with the loop's plugins and `adapter` registered as provider `name`. */
+async function appWith(name: string, adapter: LlmAdapter): Promise<Context> {
+  const app = new Context()
+  await app.plugin(LlmRuntime)
+  await app.plugin(Sessions)
+  await app.plugin(ToolRegistry)
+  await app.plugin(AgentLoop)
+  app.llm.registerAdapter(name, adapter)
+  return app
+}
+
+/**
+ * Counts, per event-loop turn (the stretch between two runs of a self-renewing immediate), the
+ * events of `type` logged later than the slice (plus 2 ms of slack) after the turn's first one.
+ */
+function lateEvents(app: Context, type: string): { stop(): { late: number; turns: number } } {
+  let turnStart: number | undefined
+  let late = 0
+  let turns = 0
+  let ticking = true
+  const tick = () => {
+    turnStart = undefined
+    turns++
+    if (ticking) setImmediate(tick)
+  }
+  setImmediate(tick)
+  app.sessions.onEvent((_session, event) => {
+    if (event.type !== type) return
+    const now = performance.now()
+    if (turnStart === undefined) turnStart = now
+    else if (now - turnStart > SLICE_MS + 2) late++
+  })
+  return {
+    stop: () => {
+      ticking = false
+      return { late, turns }
+    },
+  }
+}
+
 describe('time slice', () => {
   test('a 20,000-chunk zero-latency stream lets a 1 ms timer fire while it is consumed, and logs every chunk', async () => {
-    const app = new Context()
-    await app.plugin(LlmRuntime)
-    await app.plugin(Sessions)
-    await app.plugin(ToolRegistry)
-    await app.plugin(AgentLoop)
-    app.llm.registerAdapter('long', longAnswer)
+    const app = await appWith('long', longAnswer)
     const agent = await app.agentLoop.create({ provider: 'long', model: 'm' })
     const gaps: number[] = []
     let last = performance.now()
@@ -62,36 +97,14 @@ describe('time slice', () => {
         yield { type: 'finish', reason: { kind: 'stop' } }
       },
     }
-    const app = new Context()
-    await app.plugin(LlmRuntime)
-    await app.plugin(Sessions)
-    await app.plugin(ToolRegistry)
-    await app.plugin(AgentLoop)
-    app.llm.registerAdapter('short', short)
+    const app = await appWith('short', short)
     const agents = []
     for (let i = 0; i < AGENTS; i++)
       agents.push(await app.agentLoop.create({ provider: 'short', model: 'm' }))
-    // An event-loop turn is the stretch between two runs of a self-renewing immediate; in each, count
-    // the chunks logged later than the slice (plus 2 ms of slack) after the turn's first chunk.
-    let turnStart: number | undefined
-    let late = 0
-    let turns = 0
-    let ticking = true
-    const tick = () => {
-      turnStart = undefined
-      turns++
-      if (ticking) setImmediate(tick)
-    }
-    setImmediate(tick)
-    app.sessions.onEvent((_session, event) => {
-      if (event.type !== 'assistant/chunk') return
-      const now = performance.now()
-      if (turnStart === undefined) turnStart = now
-      else if (now - turnStart > SLICE_MS + 2) late++
-    })
+    const counter = lateEvents(app, 'assistant/chunk')
     for (const agent of agents) agent.send(userText('go'))
     await Promise.all(agents.map((agent) => agent.whenIdle()))
-    ticking = false
+    const { late, turns } = counter.stop()
     const logged = agents.reduce(
       (sum, agent) => sum + agent.session.events.filter((e) => e.type === 'assistant/chunk').length,
       0,
@@ -116,33 +129,13 @@ describe('time slice', () => {
         yield { type: 'finish', reason: { kind: 'stop' } }
       },
     }
-    const app = new Context()
-    await app.plugin(LlmRuntime)
-    await app.plugin(Sessions)
-    await app.plugin(ToolRegistry)
-    await app.plugin(AgentLoop)
-    app.llm.registerAdapter('late', late)
+    const app = await appWith('late', late)
     const agents = []
     for (let i = 0; i < AGENTS; i++) agents.push(await app.agentLoop.create({ provider: 'late', model: 'm' }))
-    let turnStart: number | undefined
-    let lateSteps = 0
-    let turns = 0
-    let ticking = true
-    const tick = () => {
-      turnStart = undefined
-      turns++
-      if (ticking) setImmediate(tick)
-    }
-    setImmediate(tick)
-    app.sessions.onEvent((_session, event) => {
-      if (event.type !== 'step/start') return
-      const now = performance.now()
-      if (turnStart === undefined) turnStart = now
-      else if (now - turnStart > SLICE_MS + 2) lateSteps++
-    })
+    const counter = lateEvents(app, 'step/start')
     for (const agent of agents) agent.send(userText('go'))
     await Promise.all(agents.map((agent) => agent.whenIdle()))
-    ticking = false
+    const { late: lateSteps, turns } = counter.stop()
     for (const agent of agents) expect(agent.session.events.at(-1)?.type).toBe('turn/end')
     // Without the check, all 300 first steps (prefix, header, request) run in the event-loop turn
     // of the sends: most of them late.
@@ -173,12 +166,7 @@ describe('time slice', () => {
   })
 
   test('a reader waiting for the next slice when the turn is cancelled appends nothing when it wakes', async () => {
-    const app = new Context()
-    await app.plugin(LlmRuntime)
-    await app.plugin(Sessions)
-    await app.plugin(ToolRegistry)
-    await app.plugin(AgentLoop)
-    app.llm.registerAdapter('long', longAnswer)
+    const app = await appWith('long', longAnswer)
     const agent = await app.agentLoop.create({ provider: 'long', model: 'm' })
     // Every append the loop attempts, refused ones included (a refused append throws inside the
     // stream reader, where nobody hears it).
