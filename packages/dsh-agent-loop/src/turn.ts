@@ -105,9 +105,12 @@ async function runSteps(
   let batch = claimed
   for (let step = 1; ; step++) {
     // A step start is agent work like a streamed chunk: once the process's slice is spent, the step
-    // (its pre-step, header and request) waits for a later event-loop turn. Many agents woken in
-    // one turn (sends in a loop, responses arriving together) then spread their first steps out.
-    if (sliceSpent()) {
+    // waits for a later event-loop turn. Many agents woken in one turn (sends in a loop, responses
+    // arriving together) then spread their steps out. A later step waits before it claims; the first
+    // step's batch was claimed with `turn/start`, so it waits only after logging that batch (below):
+    // a wait between the claim and its `user/message` would let a crash or takeover land there and
+    // drop the claimed message with the interrupted turn.
+    if (step > 1 && sliceSpent()) {
       while (sliceSpent()) await nextSlice()
       throwIfAborted(signal)
     }
@@ -122,6 +125,10 @@ async function runSteps(
     if (step === 1 && decision.messages.length === 0) return COMPLETED
     session.append('step/start', { turn, step })
     for (const message of decision.messages) session.append('user/message', message)
+    if (step === 1 && sliceSpent()) {
+      while (sliceSpent()) await nextSlice()
+      if (signal.aborted) return ABORTED_SENTINEL
+    }
     const outcome = await callModel(host.model, position)
     if (outcome.kind === 'aborted') return ABORTED_SENTINEL
     if (outcome.kind === 'failed') {

@@ -132,14 +132,45 @@ describe('time slice', () => {
     const app = await appWith('late', late)
     const agents = []
     for (let i = 0; i < AGENTS; i++) agents.push(await app.agentLoop.create({ provider: 'late', model: 'm' }))
-    const counter = lateEvents(app, 'step/start')
+    // The first request of each: the first step waits for the slice after logging its claimed batch.
+    const counter = lateEvents(app, 'request/header')
     for (const agent of agents) agent.send(userText('go'))
     await Promise.all(agents.map((agent) => agent.whenIdle()))
     const { late: lateSteps, turns } = counter.stop()
     for (const agent of agents) expect(agent.session.events.at(-1)?.type).toBe('turn/end')
-    // Without the check, all 300 first steps (prefix, header, request) run in the event-loop turn
-    // of the sends: most of them late.
+    // Without the check, all 300 first requests (header, derivation) run in the event-loop turn of
+    // the sends: most of them late.
     expect(lateSteps).toBeLessThanOrEqual(turns)
+  })
+
+  test('a send into a spent slice logs its claimed message before the step waits for the slice', async () => {
+    const app = await appWith('short-answer', {
+      async *stream(): AsyncIterable<StreamChunk> {
+        yield { type: 'block-start', index: 0, blockType: 'text' }
+        yield { type: 'text-delta', index: 0, text: 'ok' }
+        yield { type: 'block-end', index: 0, block: { type: 'text', text: 'ok' } }
+        yield { type: 'finish', reason: { kind: 'stop' } }
+      },
+    })
+    const agent = await app.agentLoop.create({ provider: 'short-answer', model: 'm' })
+    // A first turn composes and caches the session prefix (the one await a fresh loop instance has
+    // before its first step).
+    agent.send(userText('warm up'))
+    await agent.whenIdle()
+    // Start from a fresh event-loop turn, then use up its slice, as 1,000 sends in a loop would.
+    await new Promise((resolve) => setImmediate(resolve))
+    sliceSpent()
+    const until = performance.now() + SLICE_MS * 1.5
+    while (performance.now() < until) {
+      // other agents' work
+    }
+    agent.send(userText('task'))
+    // Synchronously inside send: claim, step start and the claimed message, in one run (one batch),
+    // so no crash or takeover can land between the claim and the message.
+    const types = agent.session.events.map((event) => event.type)
+    expect(types.slice(-3)).toEqual(['agent/inbox/spliced', 'step/start', 'user/message'])
+    await agent.whenIdle()
+    expect(agent.session.events.at(-1)?.data).toEqual({ turn: 2, reason: { kind: 'completed' } })
   })
 
   test('waiters resume in the order they waited, each into a slice with room, never into a spent one', async () => {

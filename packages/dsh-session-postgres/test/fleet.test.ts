@@ -55,18 +55,34 @@ function taskDone(log: readonly SessionEvent[], id: string, round: number): bool
   )
 }
 
+/** What `allDone` last found still pending, for the timeout's message. */
+let blocker = ''
+
 async function allDone(round: number): Promise<boolean> {
   const pending = await db.pool.query(
-    'SELECT count(*)::int AS n FROM dsh_mailbox WHERE delivered_seq IS NULL AND refused IS NULL',
+    'SELECT session_id, count(*)::int AS n FROM dsh_mailbox WHERE delivered_seq IS NULL AND refused IS NULL GROUP BY session_id',
   )
-  if (pending.rows[0]?.n !== 0) return false
+  if (pending.rows.length > 0) {
+    blocker = `undelivered mail: ${JSON.stringify(pending.rows)}`
+    return false
+  }
   const held = await db.pool.query(
-    'SELECT count(*)::int AS n FROM dsh_leases WHERE owner IS NOT NULL OR wants_host',
+    'SELECT session_id, owner, wants_host FROM dsh_leases WHERE owner IS NOT NULL OR wants_host',
   )
-  if (held.rows[0]?.n !== 0) return false
+  if (held.rows.length > 0) {
+    blocker = `leases held: ${JSON.stringify(held.rows)}`
+    return false
+  }
   for (const id of ids) {
     const log = await stored(storage, id)
-    if (!finished(log) || !taskDone(log, id, round)) return false
+    if (!finished(log) || !taskDone(log, id, round)) {
+      const tail = log
+        .slice(-40)
+        .filter((event) => event.type !== 'assistant/chunk')
+        .map((event) => `${event.seq} ${event.type} ${JSON.stringify(event.data).slice(0, 300)}`)
+      blocker = `session ${id} not done with round ${round}; its log ends:\n${tail.join('\n')}`
+      return false
+    }
   }
   return true
 }
@@ -156,7 +172,11 @@ describe('a fleet of three host processes', () => {
           `every session to finish round ${round} and every lease to be free`,
           async () => (await allDone(round)) || undefined,
           LONG ? 120_000 : 45_000,
-        )
+        ).catch((error: unknown) => {
+          throw new Error(
+            `${error instanceof Error ? error.message : String(error)} (still pending: ${blocker})`,
+          )
+        })
       }
 
       // Every acknowledged append is in the log, exactly as acknowledged, and tokens never go back.
