@@ -68,6 +68,8 @@ export interface BackpressureJob {
   readonly totalMiB: number
   readonly highWaterMiB: number
   readonly stallMs: number
+  /** How the producer makes each event's random text (see `measureBackpressure`). */
+  readonly producer: 'refill' | 'fresh-buffer'
 }
 
 /** `rounds` interleaved rounds of `barriers` JSONL barriers per variant (scenario 4c). */
@@ -173,6 +175,7 @@ export async function runJob(job: Job): Promise<unknown> {
         job.totalMiB,
         job.highWaterMiB,
         job.stallMs,
+        job.producer,
       )
     case 'invariants-generate':
       return (await import('./scenarios/invariants-cli.ts')).generateSessionFile(job.file, job.events)

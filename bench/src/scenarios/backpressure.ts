@@ -3,14 +3,17 @@
  * storage syncs slowly (each fdatasync stalled by a fixed delay), awaiting `ready()` before each
  * append as a bulk producer should. The writer must keep resident memory within twice its high-water
  * mark and never hold the event loop for more than a few milliseconds (batches are capped and
- * encoded in slices). Runs in a fresh process; RSS is sampled every 5 ms, loop delay at 1 ms.
+ * encoded in slices). Runs in a fresh process; RSS is sampled every 5 ms, loop delay at 1 ms. A
+ * second, unjudged producer allocates a new buffer per event, to show how much of the growth is
+ * the producer's garbage rather than the writer's queue.
  *
  * The breakdown says where resident memory and delay come from: the writer's own peak of unsynced
  * bytes, the live heap above the start with the queue at its mark (after a full collection, once the
  * delay and RSS measurements are over), the heap and external memory at the RSS peak, and the
  * longest garbage-collection pause with its kind.
  */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomFillSync } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -47,16 +50,38 @@ export interface BackpressureResult {
   /** The longest garbage-collection pause, in ms, and its kind. */
   readonly gcMaxMs: number
   readonly gcMaxKind: string
+  /** Anonymous resident memory (heap, malloc, buffers) above the start's at the RSS peak, in MiB (Linux). */
+  readonly anonAtPeakMiB: number
+  /** File-backed resident memory (the node binary's and libraries' pages first touched) above the start's at the RSS peak, in MiB (Linux). */
+  readonly fileAtPeakMiB: number
+}
+
+/** Resident memory by kind from /proc/self/status, in MiB; zeros where it is not available. */
+function rssParts(): { anon: number; file: number } {
+  let status = ''
+  try {
+    status = readFileSync('/proc/self/status', 'utf8')
+  } catch {
+    return { anon: 0, file: 0 }
+  }
+  const kib = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) / 1024
+  return { anon: kib('RssAnon'), file: kib('RssFile') }
 }
 
 const MIB = 1024 * 1024
 const EVENT_TEXT_BYTES = 48 * 1024
 
-/** Child side: appends `totalMiB` of ~64 KiB events behind a sync stalled `stallMs` per call. */
+/**
+ * Child side: appends `totalMiB` of ~64 KiB events behind a sync stalled `stallMs` per call. Each
+ * event's text is a new string of fresh random bytes; `producer` says where the bytes come from:
+ * one buffer refilled per event (`refill`, the judged row), or a new 48 KiB buffer per event
+ * (`fresh-buffer`, reported beside it: its garbage is the producer's, not the writer's).
+ */
 export async function measureBackpressure(
   totalMiB: number,
   highWaterMiB: number,
   stallMs: number,
+  producer: 'refill' | 'fresh-buffer',
 ): Promise<BackpressureResult> {
   const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-backpressure-'))
   try {
@@ -83,6 +108,8 @@ export async function measureBackpressure(
     const rssBefore = before.rss
     let rssPeak = rssBefore
     let atPeak = before
+    const partsBefore = rssParts()
+    let partsAtPeak = partsBefore
     let unsyncedPeak = 0
     const sampler = setInterval(() => {
       unsyncedPeak = Math.max(unsyncedPeak, writer.unsyncedBytes)
@@ -90,6 +117,7 @@ export async function measureBackpressure(
       if (rss > rssPeak) {
         rssPeak = rss
         atPeak = process.memoryUsage()
+        partsAtPeak = rssParts()
       }
     }, 5)
     let gcMaxMs = 0
@@ -105,9 +133,11 @@ export async function measureBackpressure(
     delay.enable()
     const started = performance.now()
     let bytes = 0
+    const random = Buffer.allocUnsafeSlow(EVENT_TEXT_BYTES)
     for (let seq = 0; bytes < totalMiB * MIB; seq++) {
       await writer.ready()
-      const text = randomBytes(EVENT_TEXT_BYTES).toString('base64')
+      const source = producer === 'refill' ? randomFillSync(random) : randomBytes(EVENT_TEXT_BYTES)
+      const text = source.toString('base64')
       const event = {
         type: 'user/message',
         seq,
@@ -147,6 +177,8 @@ export async function measureBackpressure(
       externalAtPeakMiB: (atPeak.external - before.external) / MIB,
       gcMaxMs,
       gcMaxKind,
+      anonAtPeakMiB: partsAtPeak.anon - partsBefore.anon,
+      fileAtPeakMiB: partsAtPeak.file - partsBefore.file,
     }
   } finally {
     await rm(dir, { recursive: true, force: true })
@@ -173,16 +205,20 @@ export async function backpressureScenario(totalMiB: number, runs: number): Prom
   const highWaterMiB = 16
   const stallMs = 20
   const results: BackpressureResult[] = []
+  const freshBuffer: BackpressureResult[] = []
   for (let r = 0; r < runs; r++) {
-    results.push(
-      await runInChild({ kind: 'backpressure', totalMiB, highWaterMiB, stallMs }, { exposeGc: true }),
-    )
+    // Interleaved: the judged producer, then the one that allocates a buffer per event.
+    for (const producer of ['refill', 'fresh-buffer'] as const) {
+      const job = { kind: 'backpressure', totalMiB, highWaterMiB, stallMs, producer } as const
+      const result: BackpressureResult = await runInChild(job, { exposeGc: true })
+      ;(producer === 'refill' ? results : freshBuffer).push(result)
+    }
   }
   const med = (pick: (result: BackpressureResult) => number) => median(results.map(pick))
   const fixed = (value: number) => value.toFixed(1)
   const idle = med((result) => result.idleMaxDelayMs)
   const label = `${totalMiB} MiB behind a ${stallMs} ms fdatasync, high-water mark ${highWaterMiB} MiB`
-  const memory = `writer's unsynced peak ${fixed(med((r) => r.unsyncedPeakMiB))} MiB; at the RSS peak heap used +${fixed(med((r) => r.heapAtPeakMiB))} MiB (live and uncollected garbage) of +${fixed(med((r) => r.heapTotalAtPeakMiB))} MiB committed, external +${fixed(med((r) => r.externalAtPeakMiB))} MiB`
+  const memory = `writer's unsynced peak ${fixed(med((r) => r.unsyncedPeakMiB))} MiB; at the RSS peak heap used +${fixed(med((r) => r.heapAtPeakMiB))} MiB (live and uncollected garbage) of +${fixed(med((r) => r.heapTotalAtPeakMiB))} MiB committed, external +${fixed(med((r) => r.externalAtPeakMiB))} MiB; resident anonymous +${fixed(med((r) => r.anonAtPeakMiB))} MiB, file-backed +${fixed(med((r) => r.fileAtPeakMiB))} MiB`
   const pauses = `idle loop max ${fixed(idle)} ms; longest GC pause ${fixed(med((r) => r.gcMaxMs))} ms (${results.map((r) => r.gcMaxKind).join(', ')})`
   return [
     row({
@@ -194,6 +230,14 @@ export async function backpressureScenario(totalMiB: number, runs: number): Prom
       baseline: highWaterMiB,
       target: '< 2×',
       check: (ratio) => ratio < 2,
+    }),
+    row({
+      id: 'backpressure-rss-fresh-buffer',
+      scenario: '4 storage',
+      metric: `RSS growth MiB, the same with a producer that allocates a new 48 KiB buffer for each event's random bytes (external +${fixed(median(freshBuffer.map((r) => r.externalAtPeakMiB)))} MiB at the RSS peak; the difference is that garbage)`,
+      dsh: median(freshBuffer.map((result) => result.rssGrowthMiB)),
+      baselineName: 'high-water mark MiB',
+      baseline: highWaterMiB,
     }),
     row({
       id: 'backpressure-live',
