@@ -91,6 +91,21 @@ describe('SessionWriter (group commit)', () => {
     expect(storage.batches).toEqual([[0, 1]])
   })
 
+  test('an event appended after a flush still waits its full commit delay', async () => {
+    // Wide margins: only a stall of over 70 ms between two checks could blur them.
+    const { storage, session } = await setup({ commitDelayMs: 200 })
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    session.append('user/message', user('u0'))
+    await sleep(100)
+    await session.flush()
+    session.append('user/message', user('u1'))
+    // The delay armed for u0 ends here; u1 was appended ~100 ms ago and keeps waiting.
+    await sleep(130)
+    expect(storage.batches).toEqual([[0]])
+    await sleep(170)
+    expect(storage.batches).toEqual([[0], [1]])
+  })
+
   test('commitDelayMs 0 starts writing one macrotask after an append', async () => {
     const { storage, session } = await setup({ commitDelayMs: 0 })
     session.append('user/message', user('u0'))
