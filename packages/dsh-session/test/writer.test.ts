@@ -7,7 +7,7 @@ import {
   type SessionStorage,
   SessionWriter,
 } from 'dsh-session'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { mountSessions, rejection, user } from './support.ts'
 
 /** A storage that records each appendBatch call and can be told to fail or to hold writes. */
@@ -104,6 +104,25 @@ describe('SessionWriter (group commit)', () => {
     expect(storage.batches).toEqual([[0]])
     await sleep(170)
     expect(storage.batches).toEqual([[0], [1]])
+  })
+
+  test('closing a session leaves no writer timer behind', async () => {
+    const storage = new RecordingStorage()
+    const app = await mountSessions({ storage })
+    const session = await app.sessions.create()
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      session.append('user/message', user('u0'))
+      await session.flush()
+      // Left armed across the flush (cheaper than clearing it at every barrier)...
+      expect(vi.getTimerCount()).toBe(1)
+      await app.sessions.close(session)
+      // ...and cleared once the session is closed.
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
+    expect(storage.batches).toEqual([[0]])
   })
 
   test('commitDelayMs 0 starts writing one macrotask after an append', async () => {

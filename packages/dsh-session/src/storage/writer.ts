@@ -224,6 +224,20 @@ export class SessionWriter {
     clearImmediate(scheduled as NodeJS.Immediate)
   }
 
+  /**
+   * Clears a pending background start, so a timer left armed across the last flush keeps neither
+   * the process nor this writer (and its storage) alive. The store calls it once the session is
+   * closed; events enqueued later still start a write (a closed session appends none).
+   */
+  dispose(): void {
+    this.waitingSince = -1
+    const scheduled = this.scheduled
+    if (scheduled === undefined) return
+    this.scheduled = undefined
+    if (this.commitDelayMs > 0) clearTimeout(scheduled as NodeJS.Timeout)
+    else clearImmediate(scheduled as NodeJS.Immediate)
+  }
+
   private async pump(): Promise<void> {
     while (!this.queue.empty) {
       const batch = this.queue.take(this.maxBatchBytes)
