@@ -3,7 +3,7 @@
  * before a listener's messages (pre-step batch, additional contexts) reach the log.
  */
 import { frozenCopy, type UserMessage, wellFormedJson } from 'dsh-llm'
-import { SessionError, snapshotJson, userMessageSchema } from 'dsh-session'
+import { isUserMessage, SessionError, snapshotJson, userMessageSchema } from 'dsh-session'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
 
 /**
@@ -40,6 +40,8 @@ function messageProblem(value: unknown): string | undefined {
     }
     throw error
   }
+  // The hand-written check decides the common case; zod only what it leaves open, and names defects.
+  if (isUserMessage(plain)) return undefined
   const parsed = userMessageSchema.safeParse(plain)
   if (parsed.success) return undefined
   const issue = parsed.error.issues[0]

@@ -180,45 +180,77 @@ async function streamOnce(
     return { kind: 'failed', failure: streamFailure(error) }
   }
   // One reader per stream awaits the chunks directly; only the wait for the whole read races the
-  // turn's signal, so a chunk costs one await rather than a racing promise of its own. `reading`
+  // turn's signal, so a chunk costs one reaction rather than a racing promise of its own. `reading`
   // turns false when the signal aborts (its watcher runs inside `abort()`) or the read is over:
   // a reader that wakes up later (from a chunk, a slice or backpressure wait) stops there.
   let done = false
   let reading = true
-  const read = async (): Promise<ReadEnd> => {
-    while (reading) {
-      let next: IteratorResult<StreamChunk>
-      try {
-        next = await iterator.next()
-      } catch (error) {
+  // Each chunk's continuation is a `then` callback rather than an `await`: an await costs about
+  // twice the allocation of a reaction, once per streamed chunk. The order of work is the loop's:
+  // wait for the chunk, stop if the read is over, yield while the slice is spent, log the chunk,
+  // wait out backpressure, ask for the next one. Anything the logging throws rejects the read.
+  const read = (): Promise<ReadEnd> =>
+    new Promise<ReadEnd>((settle, fail) => {
+      const pull = (): void => {
+        if (!reading) {
+          settle(ABORTED)
+          return
+        }
+        let pending: Promise<IteratorResult<StreamChunk>>
+        try {
+          pending = Promise.resolve(iterator.next())
+        } catch (error) {
+          ended(error)
+          return
+        }
+        pending.then(take, ended)
+      }
+      const ended = (error: unknown): void => {
         done = true
-        return signal.aborted ? ABORTED : { failure: streamFailure(error) }
+        settle(signal.aborted ? ABORTED : { failure: streamFailure(error) })
       }
-      if (!reading) break
-      if (next.done === true) {
-        done = true
-        return ENDED
+      const take = (next: IteratorResult<StreamChunk>): void => {
+        try {
+          if (!reading) settle(ABORTED)
+          else if (next.done === true) {
+            done = true
+            settle(ENDED)
+          }
+          // With the chunk in hand and before logging it: a reader resumed into a slice that is
+          // already spent (the other readers resumed in the same turn used it up) yields again
+          // without working.
+          else if (sliceSpent()) waitSlice(next.value)
+          else log(next.value)
+        } catch (error) {
+          fail(error)
+        }
       }
-      // With the chunk in hand and before logging it: a reader resumed into a slice that is already
-      // spent (the other readers resumed in the same turn used it up) yields again without working.
-      if (sliceSpent()) {
-        while (sliceSpent()) await nextSlice()
-        if (!reading) break
+      const waitSlice = (chunk: StreamChunk): void => {
+        nextSlice().then(() => {
+          try {
+            if (sliceSpent()) waitSlice(chunk)
+            else if (!reading) settle(ABORTED)
+            else log(chunk)
+          } catch (error) {
+            fail(error)
+          }
+        }, fail)
       }
-      const chunk = next.value
-      const accepted = guard.accept(chunk)
-      if (accepted === undefined) {
-        session.append('assistant/chunk', { turn, step, chunk })
-        assembler.push(chunk)
-      } else {
-        logRepaired(session, assembler, turn, step, accepted)
+      const log = (chunk: StreamChunk): void => {
+        const accepted = guard.accept(chunk)
+        if (accepted === undefined) {
+          session.append('assistant/chunk', { turn, step, chunk })
+          assembler.push(chunk)
+        } else {
+          logRepaired(session, assembler, turn, step, accepted)
+        }
+        // Backpressure: behind a slow backend, stop reading the stream until the unsynced events are
+        // back under the high-water mark (a backend failure rejects here, as the next flush would).
+        if (session.mustWait()) session.writable().then(pull, fail)
+        else pull()
       }
-      // Backpressure: behind a slow backend, stop reading the stream until the unsynced events are
-      // back under the high-water mark (a backend failure rejects here, as the next flush would).
-      if (session.mustWait()) await session.writable()
-    }
-    return ABORTED
-  }
+      pull()
+    })
   const watching = signal.aborted ? undefined : abortWatchers(signal)
   let onAbort: (() => void) | undefined
   let end: ReadEnd

@@ -111,7 +111,10 @@ function isMessageSource(value: unknown): boolean {
   }
 }
 
-/** `userMessageSchema`. */
+/**
+ * `userMessageSchema`, the common case: `true` only for a value the schema accepts (a user message of
+ * known block and source kinds); `false` means "ask the schema", which decides and names the defect.
+ */
 export function isUserMessage(value: unknown): boolean {
   return (
     isRecord(value) &&

@@ -61,6 +61,83 @@ function isToolError(value: unknown): boolean {
   return isRecord(value) && isString(value.code) && isString(value.message)
 }
 
+/** `z.array(item)`: an array every element of which `check` accepts. */
+function isArrayOf(value: unknown, check: (item: unknown) => boolean): boolean {
+  if (!Array.isArray(value)) return false
+  for (let i = 0; i < value.length; i++) if (!check(value[i])) return false
+  return true
+}
+
+/**
+ * `z.record(z.string(), z.unknown())`, conservatively: an object of `Object.prototype` without an
+ * own `constructor` or symbol key (zod's plain-object test and key check then always pass).
+ */
+function isPlainRecord(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    Object.getPrototypeOf(value) === Object.prototype &&
+    !Object.hasOwn(value, 'constructor') &&
+    Object.getOwnPropertySymbols(value).length === 0
+  )
+}
+
+function isToolSpec(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    isNonEmpty(value.name) &&
+    isString(value.description) &&
+    isPlainRecord(value.parameters)
+  )
+}
+
+/** `messageSchema`: a user or an assistant message. */
+function isMessage(value: unknown): boolean {
+  return isUserMessage(value) || isAssistantMessage(value)
+}
+
+function isEffort(value: unknown): boolean {
+  return value === 'low' || value === 'medium' || value === 'high'
+}
+
+function isCallConfig(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    isNonEmpty(value.provider) &&
+    isString(value.model) &&
+    optional(value.temperature, isNumber) &&
+    optional(value.maxTokens, isOrdinal) &&
+    optional(value.reasoningEffort, isEffort) &&
+    optional(value.stop, (x) => isArrayOf(x, isString))
+  )
+}
+
+/** `requestHeaderSchema`. */
+function isRequestHeader(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    isCallConfig(value.config) &&
+    optional(value.system, isString) &&
+    optional(value.tools, (x) => isArrayOf(x, isToolSpec)) &&
+    optional(value.messagePrefix, (x) => isArrayOf(x, isMessage))
+  )
+}
+
+function isHeaderReason(value: unknown): boolean {
+  return value === 'initial' || value === 'resume' || value === 'change'
+}
+
+/** `inboxSpliceSchema`. */
+function isInboxSplice(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    (value.target === 'next-turn' || value.target === 'next-step') &&
+    isNumber(value.start) &&
+    optional(value.removedCount, isNumber) &&
+    isArrayOf(value.inserted, isUserMessage) &&
+    optional(value.outcome, (x) => x === 'canceled')
+  )
+}
+
 /** Fast checks of core payloads, by event type. Types without one always go to zod. */
 export const fastPayloadChecks: ReadonlyMap<string, FastCheck> = new Map<string, FastCheck>([
   ['assistant/chunk', (v) => isRecord(v) && isTurnStep(v) && isStreamChunk(v.chunk)],
@@ -86,6 +163,8 @@ export const fastPayloadChecks: ReadonlyMap<string, FastCheck> = new Map<string,
   ['user/message', isUserMessage],
   ['turn/start', (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger)],
   ['turn/end', (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason)],
+  ['request/header', (v) => isRecord(v) && isRequestHeader(v.header) && isHeaderReason(v.reason)],
+  ['agent/inbox/spliced', isInboxSplice],
 ])
 
 /** `surfaceMetaSchema`. */

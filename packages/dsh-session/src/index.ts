@@ -1,5 +1,6 @@
 export { foldMessages, surfaceMessage, surfaceProjectionCount } from './derive.ts'
 export { SessionError, SessionErrorCode, type SessionErrorWhere } from './errors.ts'
+export { isUserMessage } from './fast-blocks.ts'
 export { forkSeed } from './fork.ts'
 export { canonicalHeader, foldRequestHeader, headersEqual } from './header.ts'
 export { applyInboxSplice, emptyInbox, foldInbox } from './inbox-fold.ts'

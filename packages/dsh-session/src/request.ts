@@ -32,32 +32,37 @@ export function composeRequest(
 ): LlmRequest {
   const { config } = header
   const prefix = header.messagePrefix ?? []
-  const withPrefix = (list: readonly Message[]) =>
-    deepFreeze(prefix.length === 0 ? list : [...prefix, ...list])
   let messages: readonly Message[] | undefined
   let view: HistoryView | undefined
   if (isView(history)) view = history
-  else messages = withPrefix(history)
-  const request: LlmRequest = {
-    provider: config.provider,
-    model: config.model,
-    ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
-    ...(config.maxTokens === undefined ? {} : { maxTokens: config.maxTokens }),
-    ...(config.reasoningEffort === undefined ? {} : { reasoningEffort: config.reasoningEffort }),
-    ...(config.stop === undefined ? {} : { stop: deepFreeze(config.stop) }),
-    ...(header.system === undefined || header.system === '' ? {} : { system: header.system }),
-    get messages(): readonly Message[] {
+  else messages = withPrefix(prefix, history)
+  // Built member by member rather than as a literal of conditional spreads, which cost a temporary
+  // object per optional member and a slow literal on every step; the keys and their order are the same.
+  const request: Record<string, unknown> = { provider: config.provider, model: config.model }
+  if (config.temperature !== undefined) request.temperature = config.temperature
+  if (config.maxTokens !== undefined) request.maxTokens = config.maxTokens
+  if (config.reasoningEffort !== undefined) request.reasoningEffort = config.reasoningEffort
+  if (config.stop !== undefined) request.stop = deepFreeze(config.stop)
+  if (header.system !== undefined && header.system !== '') request.system = header.system
+  Object.defineProperty(request, 'messages', {
+    get(): readonly Message[] {
       if (messages === undefined && view !== undefined) {
-        messages = withPrefix(view.toArray())
+        messages = withPrefix(prefix, view.toArray())
         view = undefined
       }
       return messages ?? []
     },
-    ...(header.tools === undefined || header.tools.length === 0 ? {} : { tools: deepFreeze(header.tools) }),
-    ...(extras.sessionId === undefined ? {} : { sessionId: extras.sessionId }),
-    ...(extras.signal === undefined ? {} : { signal: extras.signal }),
-  }
-  return Object.freeze(request)
+    enumerable: true,
+    configurable: true,
+  })
+  if (header.tools !== undefined && header.tools.length > 0) request.tools = deepFreeze(header.tools)
+  if (extras.sessionId !== undefined) request.sessionId = extras.sessionId
+  if (extras.signal !== undefined) request.signal = extras.signal
+  return Object.freeze(request) as unknown as LlmRequest
+}
+
+function withPrefix(prefix: readonly Message[], list: readonly Message[]): readonly Message[] {
+  return deepFreeze(prefix.length === 0 ? list : [...prefix, ...list])
 }
 
 function isView(history: readonly Message[] | HistoryView): history is HistoryView {

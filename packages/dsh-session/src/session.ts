@@ -172,9 +172,10 @@ export class LiveSession implements Session {
     return this.writer?.overHighWaterMark === true
   }
 
-  /** Marks the session closed (the store calls this after its final flush). */
+  /** Marks the session closed (the store calls this after its final flush) and stops its writer's timer. */
   markClosed(): void {
     this.closed = true
+    this.writer?.dispose()
   }
 
   private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {

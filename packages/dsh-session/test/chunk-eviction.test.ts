@@ -138,8 +138,42 @@ describe('chunk eviction', () => {
     ])
   })
 
+  test('a run keeps every key order of its chunks, past the shapes the encoder shares between runs', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    session.append('user/message', user('u1'))
+    session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+    // 120 key orders of a tool-call delta: more shapes than the encoder remembers across runs.
+    const orders = permutations(['type', 'index', 'id', 'name', 'argumentsDelta'])
+    const values: Record<string, unknown> = { type: 'tool-call-delta', index: 0, id: 'c1', name: 'read' }
+    for (const step of [1, 2]) {
+      session.append('step/start', { turn: 1, step })
+      const first = session.seq
+      for (const [i, order] of orders.entries()) {
+        const chunk = Object.fromEntries(order.map((key) => [key, values[key] ?? `{${step}:${i}}`]))
+        session.append('assistant/chunk', { turn: 1, step, chunk: chunk as never })
+      }
+      const before = JSON.stringify(session.events.slice(first))
+      session.append('assistant/message', {
+        turn: 1,
+        step,
+        message: assistant(`a${step}`, [{ type: 'text', text: 'x' }]),
+      })
+      // Folded into a run by the message: read back byte for byte, key order included.
+      expect(JSON.stringify(session.events.slice(first, first + orders.length))).toBe(before)
+      session.append('step/end', { turn: 1, step })
+    }
+  })
+
   test('session.events stays read-only', async () => {
     const { session } = await twoSteps()
     expect(() => (session.events as SessionEvent[]).push()).toThrow(/read-only: push\(\)/)
   })
 })
+
+function permutations(keys: readonly string[]): string[][] {
+  if (keys.length <= 1) return [[...keys]]
+  return keys.flatMap((key, i) =>
+    permutations([...keys.slice(0, i), ...keys.slice(i + 1)]).map((rest) => [key, ...rest]),
+  )
+}

@@ -146,7 +146,48 @@ function shapes(broken: boolean) {
     record({ kind: tag('error', 'aborted'), failure }),
     record({ kind: tag('handoff', 'x-custom') }),
   )
+  const oneOf = <T extends string>(valid: readonly T[], ...others: string[]) =>
+    fc.constantFrom<string>(...valid, ...(broken ? others : []))
+  const tool = record({
+    name: nonEmpty,
+    description: str,
+    parameters: fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 1 }), {
+      maxKeys: 3,
+      noNullPrototype: true,
+    }),
+  })
+  const config = record(
+    {
+      provider: nonEmpty,
+      model: str,
+      temperature: fc.double({ min: 0, max: 2, noNaN: true }),
+      maxTokens: ordinal,
+      reasoningEffort: oneOf(['low', 'medium', 'high'], 'max'),
+      stop: fc.array(str, { maxLength: 2 }),
+    },
+    ['temperature', 'maxTokens', 'reasoningEffort', 'stop'],
+  )
+  const header = record(
+    {
+      config,
+      system: str,
+      tools: fc.array(tool, { maxLength: 2 }),
+      messagePrefix: fc.array(fc.oneof(userMessage, assistantMessage), { maxLength: 2 }),
+    },
+    ['system', 'tools', 'messagePrefix'],
+  )
   const payloads: Record<string, fc.Arbitrary<unknown>> = {
+    'request/header': record({ header, reason: oneOf(['initial', 'resume', 'change'], 'later') }),
+    'agent/inbox/spliced': record(
+      {
+        target: oneOf(['next-turn', 'next-step'], 'now'),
+        start: fc.integer({ min: -3, max: 100 }),
+        removedCount: count,
+        inserted: fc.array(userMessage, { maxLength: 2 }),
+        outcome: oneOf(['canceled'], 'done'),
+      },
+      ['removedCount', 'outcome'],
+    ),
     'assistant/chunk': record({ ...turnStep, chunk }),
     'step/start': record(turnStep),
     'step/end': record(turnStep),
@@ -186,6 +227,8 @@ const FAST_TYPES = [
   'user/message',
   'turn/start',
   'turn/end',
+  'request/header',
+  'agent/inbox/spliced',
 ] as const
 
 function schemaOf(type: string): z.ZodType {

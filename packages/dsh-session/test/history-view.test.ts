@@ -66,4 +66,45 @@ describe('deriveHistory', () => {
     expect(Object.isFrozen(fromView.messages)).toBe(true)
     expect(JSON.parse(JSON.stringify(fromView))).toEqual(JSON.parse(JSON.stringify(fromArray)))
   })
+
+  test('composeRequest: members in their documented order, only when present, messages an enumerable getter', async () => {
+    const session = await fresh()
+    session.append('user/message', user('u1'))
+    const signal = new AbortController().signal
+    const full: RequestHeader = {
+      config: {
+        provider: 'p',
+        model: 'm',
+        temperature: 0.5,
+        maxTokens: 9,
+        reasoningEffort: 'low',
+        stop: ['x'],
+      },
+      system: 'sys',
+      tools: [{ name: 't', description: 'd', parameters: { type: 'object' } }],
+    }
+    const request = composeRequest(full, session.deriveHistory(), { sessionId: session.id, signal })
+    expect(Object.keys(request)).toEqual([
+      'provider',
+      'model',
+      'temperature',
+      'maxTokens',
+      'reasoningEffort',
+      'stop',
+      'system',
+      'messages',
+      'tools',
+      'sessionId',
+      'signal',
+    ])
+    const descriptor = Object.getOwnPropertyDescriptor(request, 'messages')
+    expect(descriptor?.get).toBeTypeOf('function')
+    expect(descriptor?.enumerable).toBe(true)
+    expect(descriptor?.configurable).toBe(false)
+    expect(request.signal).toBe(signal)
+    expect(Object.isFrozen(request.stop) && Object.isFrozen(request.tools)).toBe(true)
+    const bare = composeRequest({ config: { provider: 'p', model: 'm' }, system: '', tools: [] }, [])
+    expect(Object.keys(bare)).toEqual(['provider', 'model', 'messages'])
+    expect(Object.isFrozen(bare)).toBe(true)
+  })
 })

@@ -7,7 +7,7 @@ import {
   type SessionStorage,
   SessionWriter,
 } from 'dsh-session'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { mountSessions, rejection, user } from './support.ts'
 
 /** A storage that records each appendBatch call and can be told to fail or to hold writes. */
@@ -89,6 +89,40 @@ describe('SessionWriter (group commit)', () => {
     await session.flush()
     await afterCommitDelay()
     expect(storage.batches).toEqual([[0, 1]])
+  })
+
+  test('an event appended after a flush still waits its full commit delay', async () => {
+    // Wide margins: only a stall of over 70 ms between two checks could blur them.
+    const { storage, session } = await setup({ commitDelayMs: 200 })
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    session.append('user/message', user('u0'))
+    await sleep(100)
+    await session.flush()
+    session.append('user/message', user('u1'))
+    // The delay armed for u0 ends here; u1 was appended ~100 ms ago and keeps waiting.
+    await sleep(130)
+    expect(storage.batches).toEqual([[0]])
+    await sleep(170)
+    expect(storage.batches).toEqual([[0], [1]])
+  })
+
+  test('closing a session leaves no writer timer behind', async () => {
+    const storage = new RecordingStorage()
+    const app = await mountSessions({ storage })
+    const session = await app.sessions.create()
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      session.append('user/message', user('u0'))
+      await session.flush()
+      // Left armed across the flush (cheaper than clearing it at every barrier)...
+      expect(vi.getTimerCount()).toBe(1)
+      await app.sessions.close(session)
+      // ...and cleared once the session is closed.
+      expect(vi.getTimerCount()).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
+    expect(storage.batches).toEqual([[0]])
   })
 
   test('commitDelayMs 0 starts writing one macrotask after an append', async () => {
