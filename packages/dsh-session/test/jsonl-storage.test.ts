@@ -193,8 +193,9 @@ describe('JsonlStorage lease', () => {
   it('reports NOT_FOUND for a session that does not exist', async () => {
     const storage = jsonl()
     const file = join(dir, 'nope.jsonl')
-    for (const attempt of [storage.acquire(SessionId('nope')), storage.load(SessionId('nope'))]) {
-      const error = await errorOf(attempt)
+    // Started one at a time: a second rejection pending while the first is awaited would be unhandled.
+    for (const attempt of [() => storage.acquire(SessionId('nope')), () => storage.load(SessionId('nope'))]) {
+      const error = await errorOf(attempt())
       expect(error.code).toBe('NOT_FOUND')
       expect(error.message).toBe(`session nope not found (${file})`)
     }
