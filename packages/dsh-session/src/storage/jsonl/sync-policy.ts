@@ -15,8 +15,8 @@ import { fdatasync, fdatasyncSync } from 'node:fs'
  * - `auto`: inline while the moving average of inline sync times (weight 1/5 for the newest) stays
  *   within the budget (default 2 ms); once it does not, on the thread pool for the back-off period
  *   (default 10 s), then inline again. One sync of ≥ ~5× the budget moves at once. It returns inline
- *   before the back-off ends once `FIRST_PROBATION` (16) pooled syncs in a row have completed and
- *   their moving average (call to callback) is within half the budget; when the disk turns slow again
+ *   before the back-off ends once `FIRST_PROBATION` (16) pooled syncs have completed since the move
+ *   and their moving average (call to callback) is within half the budget; when the disk turns slow again
  *   within a back-off period of such a return, the next return needs twice as many. The default.
  * - `inline`: always `fdatasyncSync` on the event loop (what a one-session tool does).
  * - `thread-pool`: always `fs.fdatasync` on libuv's thread pool; the event loop never waits for the
