@@ -191,7 +191,10 @@ export async function runJob(job: Job): Promise<unknown> {
 }
 
 async function runLoop(job: LoopJob): Promise<LoopSummary> {
-  const recorder = new StepRecorder(job.steps)
+  // The durable harnesses time their syncs (both of them, so both pay the probe's clock reads).
+  const durable = job.harness === 'floor-jsonl' || job.harness === 'dsh-jsonl'
+  const probe = durable ? (await import('./sync-probe.ts')).installSyncProbe() : undefined
+  const recorder = new StepRecorder(job.steps, probe)
   switch (job.harness) {
     case 'floor':
       await (await import('./loop/floor.ts')).runFloor(job.steps, recorder, { kind: 'memory' })

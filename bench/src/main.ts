@@ -1,7 +1,9 @@
 /**
- * `pnpm bench [--quick | --only loop | --only scale | --only backpressure | --only postgres]`: runs the suite and writes `bench/results/latest.md` and
- * `latest.svg` (`quick.*`, `loop.*`); `--quick` and `--only loop` exit 1 when a regression bound is
- * violated (`--only loop` checks the bounds of the rows it measured: the step-cost ratios).
+ * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres]`:
+ * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
+ * `--quick`, `--only loop` and `--only jsonl` exit 1 when a regression bound is violated (`--only
+ * loop` and `--only jsonl` check the bounds of the rows they measured: the step-cost ratios, the
+ * JSONL ratio).
  * `--child <job>` is the child-process side.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -10,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { QUICK_BOUNDS, violations } from './bounds.ts'
 import { type Job, runJob } from './child.ts'
-import { FULL, LOOP_ONLY, QUICK } from './plan.ts'
+import { FULL, JSONL_ONLY, LOOP_ONLY, QUICK } from './plan.ts'
 import { reportResult } from './spawn.ts'
 import { runSuite } from './suite.ts'
 
@@ -48,12 +50,14 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${table(await backpressureScenario(200, FULL.runs))}\n`)
     return 0
   }
-  if (only !== undefined && only !== 'loop') {
-    throw new Error(`bench: --only ${only}: only "loop", "scale", "backpressure" and "postgres" are known`)
+  if (only !== undefined && only !== 'loop' && only !== 'jsonl') {
+    throw new Error(
+      `bench: --only ${only}: only "loop", "jsonl", "scale", "backpressure" and "postgres" are known`,
+    )
   }
-  const quick = argv.includes('--quick') || only === 'loop'
-  const plan = only === 'loop' ? LOOP_ONLY : quick ? QUICK : FULL
-  const name = only === 'loop' ? 'loop' : quick ? 'quick' : 'latest'
+  const quick = argv.includes('--quick') || only !== undefined
+  const plan = only === 'loop' ? LOOP_ONLY : only === 'jsonl' ? JSONL_ONLY : quick ? QUICK : FULL
+  const name = only ?? (quick ? 'quick' : 'latest')
   const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
   try {
     const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
@@ -64,7 +68,12 @@ async function main(argv: readonly string[]): Promise<number> {
     await writeFile(join(RESULTS, `${name}.svg`), `${svg}\n`)
     process.stdout.write(`${markdown}\nwritten to ${out}\n`)
     if (!quick) return 0
-    const bounds = only === 'loop' ? QUICK_BOUNDS.filter((b) => b.stepCost === true) : QUICK_BOUNDS
+    const bounds =
+      only === 'loop'
+        ? QUICK_BOUNDS.filter((b) => b.stepCost === true)
+        : only === 'jsonl'
+          ? QUICK_BOUNDS.filter((b) => b.id === 'loop-jsonl')
+          : QUICK_BOUNDS
     const broken = violations(rows, bounds)
     for (const line of broken) process.stderr.write(`[bench] bound violated: ${line}\n`)
     if (broken.length === 0) process.stderr.write('[bench] every quick bound holds\n')

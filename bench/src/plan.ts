@@ -97,3 +97,13 @@ export const LOOP_ONLY: Plan = {
   scaleRuns: 0,
   invariantsEvents: [],
 }
+
+/**
+ * The durable loop alone (`--only jsonl`): the raw floor with its two syncs per step and dsh over
+ * `JsonlStorage`, next to both in memory (what each step costs without storage), three interleaved
+ * runs of 1,000 steps, nothing else: the JSONL rows and their sync breakdown.
+ */
+export const JSONL_ONLY: Plan = {
+  ...LOOP_ONLY,
+  loopHarnesses: ['floor', 'floor-jsonl', 'dsh-memory', 'dsh-jsonl'],
+}

@@ -1,5 +1,6 @@
 /** Per-step wall and CPU time, recorded at step boundaries by whichever harness is measured. */
 import { curve, growth, mean, median, tenths } from './stats.ts'
+import type { SyncProbe } from './sync-probe.ts'
 
 /** Points of the per-step curve a run reports (each the mean of an equal slice of the steps). */
 export const CURVE_POINTS = 100
@@ -28,6 +29,15 @@ export interface LoopSummary {
   readonly peakRssMb: number
   /** Wall time of the whole turn, ms. */
   readonly totalMs: number
+  /**
+   * With a sync probe (the JSONL harnesses; 0 without one): `fdatasync` calls per step, the median
+   * wall µs of one, the share of them run inline, and the median over steps of each step's wall time
+   * outside its syncs, µs (what the harness itself costs between barriers).
+   */
+  readonly syncsPerStep: number
+  readonly syncUs: number
+  readonly inlineSyncShare: number
+  readonly outsideSyncUs: number
 }
 
 /**
@@ -41,10 +51,25 @@ export class StepRecorder {
   private lastWall = 0
   private lastCpu = 0
   private startWall = 0
+  /** Per step, the wall time its syncs took, µs (with a probe). */
+  private readonly synced: Float64Array
+  private lastSyncMs = 0
+  private syncsAtStart = { inline: 0, pooled: 0, finished: 0 }
+  private syncsAtEnd = { inline: 0, pooled: 0, finished: 0 }
 
-  constructor(expectedSteps: number) {
+  constructor(
+    expectedSteps: number,
+    private readonly probe?: SyncProbe,
+  ) {
     this.wall = new Float64Array(expectedSteps)
     this.cpu = new Float64Array(expectedSteps)
+    this.synced = new Float64Array(probe === undefined ? 0 : expectedSteps)
+  }
+
+  private probeState(): { inline: number; pooled: number; finished: number } {
+    const probe = this.probe
+    if (probe === undefined) return { inline: 0, pooled: 0, finished: 0 }
+    return { inline: probe.inline, pooled: probe.pooled, finished: probe.durationsMs.length }
   }
 
   /** Starts the clock; the first step is measured from here. */
@@ -52,19 +77,27 @@ export class StepRecorder {
     this.startWall = performance.now()
     this.lastWall = this.startWall
     this.lastCpu = cpuMicros()
+    this.lastSyncMs = this.probe?.totalMs ?? 0
+    this.syncsAtStart = this.probeState()
   }
 
   /** Marks the end of one step. Marks beyond the expected count are ignored. */
   mark(): void {
     const now = performance.now()
     const cpu = cpuMicros()
+    const syncMs = this.probe?.totalMs ?? 0
     if (this.count < this.wall.length) {
       this.wall[this.count] = (now - this.lastWall) * 1000
       this.cpu[this.count] = cpu - this.lastCpu
+      if (this.probe !== undefined) {
+        this.synced[this.count] = (syncMs - this.lastSyncMs) * 1000
+        this.syncsAtEnd = this.probeState()
+      }
       this.count++
     }
     this.lastWall = now
     this.lastCpu = cpu
+    this.lastSyncMs = syncMs
   }
 
   /** Number of steps marked so far. */
@@ -91,6 +124,29 @@ export class StepRecorder {
       curve: curve(wall, CURVE_POINTS),
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       totalMs: this.lastWall - this.startWall,
+      ...this.syncFigures(wall),
+    }
+  }
+
+  /** The sync breakdown of the steps marked so far (zeros without a probe or syncs). */
+  private syncFigures(
+    wall: Float64Array,
+  ): Pick<LoopSummary, 'syncsPerStep' | 'syncUs' | 'inlineSyncShare' | 'outsideSyncUs'> {
+    const probe = this.probe
+    const start = this.syncsAtStart
+    const end = this.syncsAtEnd
+    const calls = end.inline - start.inline + (end.pooled - start.pooled)
+    if (probe === undefined || this.count === 0 || calls === 0) {
+      return { syncsPerStep: 0, syncUs: 0, inlineSyncShare: 0, outsideSyncUs: 0 }
+    }
+    const outside = new Float64Array(this.count)
+    for (let i = 0; i < this.count; i++) outside[i] = (wall[i] ?? 0) - (this.synced[i] ?? 0)
+    const durations = probe.durationsMs.slice(start.finished, end.finished).map((ms) => ms * 1000)
+    return {
+      syncsPerStep: calls / this.count,
+      syncUs: median(durations),
+      inlineSyncShare: (end.inline - start.inline) / calls,
+      outsideSyncUs: median(outside),
     }
   }
 }

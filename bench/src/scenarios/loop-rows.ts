@@ -42,6 +42,41 @@ function wallPair(
   ]
 }
 
+/** A harness's median share of syncs run inline, as a percentage for a label ('?' if not measured). */
+function inlinePercent(r: Results, harness: LoopHarness): string {
+  const outcome = r.get(harness)
+  return outcome?.ok === true ? `${Math.round(outcome.figures.inlineSyncShare * 100)}%` : '?'
+}
+
+/**
+ * Where the JSONL step's time goes, dsh against the raw floor: the syncs (how many per step, how
+ * long one takes, how many ran inline rather than on the thread pool) and the wall time of a step
+ * outside its syncs (the harness's own work between barriers: the agent loop, encoding, writes).
+ */
+function jsonlBreakdown(r: Results, scenario: string): Out {
+  const pair = { scenario, dsh: 'dsh-jsonl', baseline: 'floor-jsonl' } as const
+  return [
+    compare(r, {
+      ...pair,
+      id: 'loop-jsonl-syncs',
+      metric: 'JSONL + barriers, fdatasync calls per step',
+      field: 'syncsPerStep',
+    }),
+    compare(r, {
+      ...pair,
+      id: 'loop-jsonl-sync-us',
+      metric: `JSONL + barriers, µs per fdatasync (median; inline: dsh ${inlinePercent(r, 'dsh-jsonl')}, floor ${inlinePercent(r, 'floor-jsonl')})`,
+      field: 'syncUs',
+    }),
+    compare(r, {
+      ...pair,
+      id: 'loop-jsonl-outside',
+      metric: 'JSONL + barriers, wall µs/step outside the syncs (median)',
+      field: 'outsideSyncUs',
+    }),
+  ]
+}
+
 /** Rows of the 1,000-step loop. */
 export function loopRows(r: Results): Out {
   const s1 = '1 tool loop'
@@ -83,6 +118,7 @@ export function loopRows(r: Results): Out {
       text: '≤ 1.3×',
       max: 1.3,
     }),
+    ...jsonlBreakdown(r, s1),
     compare(r, {
       id: 'loop-jsonl-growth',
       scenario: s1,

@@ -75,6 +75,10 @@ function combine(list: readonly LoopSummary[]): LoopFigures {
     curve: first.map(([step], i) => [step, median(list.map((s) => s.curve[i]?.[1] ?? Number.NaN))] as const),
     peakRssMb: pick('peakRssMb'),
     totalMs: pick('totalMs'),
+    syncsPerStep: pick('syncsPerStep'),
+    syncUs: pick('syncUs'),
+    inlineSyncShare: pick('inlineSyncShare'),
+    outsideSyncUs: pick('outsideSyncUs'),
   }
 }
 

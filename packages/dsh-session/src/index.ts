@@ -31,6 +31,7 @@ export {
   type AdaptiveSyncOptions,
   DEFAULT_INLINE_SYNC_BUDGET_MS,
   DEFAULT_SYNC_BACKOFF_MS,
+  FIRST_PROBATION,
   type JsonlSyncMode,
   type SyncCalls,
   SyncPolicy,

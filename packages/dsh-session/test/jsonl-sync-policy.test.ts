@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
-import { JsonlStorage, type JsonlSyncMode, type SyncCalls, SyncPolicy } from 'dsh-session'
+import { FIRST_PROBATION, JsonlStorage, type JsonlSyncMode, type SyncCalls, SyncPolicy } from 'dsh-session'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { header, tempDir, userEvents } from './fixtures/events.ts'
 
@@ -64,6 +64,67 @@ describe('SyncPolicy', () => {
     fake.state.nextInlineMs = 0.2
     await policy.sync(3)
     expect(fake.log).toEqual(['inline 3', 'pooled 3', 'inline 3'])
+  })
+
+  /** Runs `count` pooled syncs one after another, each taking `ms` of the fake clock. */
+  async function pooledSyncs(
+    fake: ReturnType<typeof fakeCalls>,
+    policy: SyncPolicy,
+    count: number,
+    ms: number,
+  ) {
+    for (let i = 0; i < count; i++) {
+      const sync = policy.sync(3)
+      fake.state.clock += ms
+      fake.pending.shift()?.(null)
+      await sync
+    }
+  }
+
+  it('auto returns inline before the back-off ends once enough pooled syncs were fast', async () => {
+    const fake = fakeCalls()
+    const policy = new SyncPolicy('auto', fake.calls, { budgetMs: 2, backoffMs: 1000 })
+    fake.state.nextInlineMs = 12
+    await policy.sync(3)
+    await pooledSyncs(fake, policy, FIRST_PROBATION - 1, 0.4)
+    expect(policy.nextIsInline).toBe(false)
+    await pooledSyncs(fake, policy, 1, 0.4)
+    expect(policy.nextIsInline).toBe(true)
+    // Well inside the 1,000 ms back-off: 12 + 16 × 0.4 ms of fake time have passed.
+    expect(fake.state.clock).toBeLessThan(100)
+    fake.state.nextInlineMs = 0.3
+    await policy.sync(3)
+    expect(fake.log.filter((l) => l.startsWith('pooled'))).toHaveLength(FIRST_PROBATION)
+    expect(fake.log.at(-1)).toBe('inline 3')
+  })
+
+  it('auto stays on the thread pool while the pooled syncs are slow', async () => {
+    const fake = fakeCalls()
+    const policy = new SyncPolicy('auto', fake.calls, { budgetMs: 2, backoffMs: 1000 })
+    fake.state.nextInlineMs = 12
+    await policy.sync(3)
+    // 1.5 ms each: within the budget but not within half of it.
+    await pooledSyncs(fake, policy, 4 * FIRST_PROBATION, 1.5)
+    expect(policy.nextIsInline).toBe(false)
+  })
+
+  it('auto asks for twice the fast pooled syncs when the disk turns slow again soon after a return', async () => {
+    const fake = fakeCalls()
+    const policy = new SyncPolicy('auto', fake.calls, { budgetMs: 2, backoffMs: 1000 })
+    fake.state.nextInlineMs = 12
+    await policy.sync(3)
+    await pooledSyncs(fake, policy, FIRST_PROBATION, 0.4)
+    expect(policy.nextIsInline).toBe(true)
+    await policy.sync(3) // slow again, within the back-off of the return
+    await pooledSyncs(fake, policy, 2 * FIRST_PROBATION - 1, 0.4)
+    expect(policy.nextIsInline).toBe(false)
+    await pooledSyncs(fake, policy, 1, 0.4)
+    expect(policy.nextIsInline).toBe(true)
+    // Slow again long after the return: the probation starts over.
+    fake.state.clock += 5000
+    await policy.sync(3)
+    await pooledSyncs(fake, policy, FIRST_PROBATION, 0.4)
+    expect(policy.nextIsInline).toBe(true)
   })
 
   it('auto keeps a sync off the event loop while a pooled one is still running', async () => {
