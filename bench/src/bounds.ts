@@ -8,7 +8,8 @@ import type { FailedRow, Row } from './report.ts'
 /** One bound on a row: on its ratio or on its dsh figure. */
 export interface Bound {
   readonly id: string
-  readonly on: 'ratio' | 'dsh'
+  /** `paired`: the median of the per-run ratios (`Row.pairedRatio`), the ratio when there are none. */
+  readonly on: 'ratio' | 'paired' | 'dsh'
   readonly max?: number
   readonly min?: number
   /** Why this number. */
@@ -20,10 +21,10 @@ export interface Bound {
 /**
  * The step-cost bound: dsh's in-memory µs/step over pi-agent-core's, both measured in the same run
  * (interleaved fresh processes, median of three). It sits above the highest ratio measured on the
- * loaded machine and below twice the lowest, so today's code passes and doubling dsh's step cost
- * fails (see docs/performance.md, "Quick-mode bounds"; `test/quick-regression.test.ts` proves it).
+ * CI machines (2.51 on a 2-core AMD EPYC whose full runs give 1.67–1.99) and below twice the
+ * lowest there, so today's code passes and doubling dsh's step cost fails (see docs/performance.md, "Quick-mode bounds"; `test/quick-regression.test.ts` proves it).
  */
-export const STEP_RATIO_MAX = 2.5
+export const STEP_RATIO_MAX = 2.8
 
 /**
  * The quick-mode bounds (see docs/performance.md). Growth bounds guard complexity and sit just above
@@ -35,9 +36,9 @@ export const STEP_RATIO_MAX = 2.5
 export const QUICK_BOUNDS: readonly Bound[] = [
   {
     id: 'loop-wall-vs-pi',
-    on: 'ratio',
+    on: 'paired',
     max: STEP_RATIO_MAX,
-    why: `step cost against pi-agent-core measured in the same run (median); a 2× step cost exceeds ${STEP_RATIO_MAX}`,
+    why: `step cost against pi-agent-core measured in the same run (median of the paired runs' ratios); a 2× step cost exceeds ${STEP_RATIO_MAX}`,
     stepCost: true,
   },
   {
@@ -99,12 +100,13 @@ export function violations(rows: readonly (Row | FailedRow)[], bounds: readonly 
       out.push(`${bound.id}: measurement failed: ${r.error}`)
       continue
     }
-    const value = bound.on === 'ratio' ? r.ratio : r.dsh
+    const value = bound.on === 'dsh' ? r.dsh : bound.on === 'paired' ? (r.pairedRatio ?? r.ratio) : r.ratio
+    const what = bound.on === 'paired' ? 'ratio (paired runs)' : bound.on
     if (bound.max !== undefined && !(value <= bound.max)) {
-      out.push(`${bound.id}: ${bound.on} ${value.toFixed(2)} exceeds the bound ${bound.max} (${bound.why})`)
+      out.push(`${bound.id}: ${what} ${value.toFixed(2)} exceeds the bound ${bound.max} (${bound.why})`)
     }
     if (bound.min !== undefined && !(value >= bound.min)) {
-      out.push(`${bound.id}: ${bound.on} ${value.toFixed(2)} is below the bound ${bound.min} (${bound.why})`)
+      out.push(`${bound.id}: ${what} ${value.toFixed(2)} is below the bound ${bound.min} (${bound.why})`)
     }
   }
   return out

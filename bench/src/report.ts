@@ -1,6 +1,6 @@
 /** Result rows, the markdown table and the machine line. */
 import { cpus, loadavg } from 'node:os'
-import { spread } from './stats.ts'
+import { median, spread } from './stats.ts'
 
 /**
  * A baseline whose runs disagree by more than this factor (slowest over fastest run) is
@@ -27,6 +27,11 @@ export interface Row {
   readonly met: boolean | undefined
   /** Lowest and highest ratio of one run's dsh figure over the same run's baseline (interleaved runs). */
   readonly ratioRange?: readonly [number, number]
+  /**
+   * The median of those per-run ratios: each run's dsh figure over the baseline that ran next to
+   * it, so a machine that slows down between runs moves both sides of a pair alike.
+   */
+  readonly pairedRatio?: number
   /** Slowest over fastest run of the baseline (1 for a single run). */
   readonly baselineSpread?: number
   /** The target is judged against a baseline that disagreed with itself: rerun on a quieter machine. */
@@ -35,7 +40,10 @@ export interface Row {
 
 /** Builds a row; `check` decides `met` from the ratio (or from the dsh figure) when given. */
 export function row(
-  fields: Omit<Row, 'ratio' | 'met' | 'target' | 'ratioRange' | 'baselineSpread' | 'noisy'> & {
+  fields: Omit<
+    Row,
+    'ratio' | 'met' | 'target' | 'ratioRange' | 'pairedRatio' | 'baselineSpread' | 'noisy'
+  > & {
     readonly target?: string
     readonly check?: (ratio: number, dsh: number) => boolean
     /** Per-run figures, paired by run (run i of dsh ran next to run i of the baseline). */
@@ -58,6 +66,7 @@ export function row(
   return {
     ...out,
     ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+    pairedRatio: median(ratios),
     baselineSpread,
     noisy: ratioTarget === true && check !== undefined && baselineSpread > NOISE_LIMIT,
   }
