@@ -134,6 +134,42 @@ describe('tool execution', () => {
     expect(results(agent.session)).toEqual([{ id: 'c1', text: '5', isError: false }])
   })
 
+  it('the call context keeps its keys and spreads with its signal; every context shares one signal getter', async () => {
+    const h = await createHarness([
+      toolCallsResponse([
+        { id: 'c1', name: 'look', args: {} },
+        { id: 'c2', name: 'look', args: {} },
+      ]),
+      textResponse('done'),
+    ])
+    const contexts: object[] = []
+    const spread: unknown[] = []
+    h.app.tools.register({
+      name: 'look',
+      description: 'keeps its context',
+      parameters: z.object({}),
+      execute: (_args, context) => {
+        contexts.push(context)
+        const { signal, ...rest } = { ...context }
+        spread.push({
+          keys: Object.keys(context),
+          signal: signal instanceof AbortSignal,
+          rest: Object.keys(rest),
+        })
+        return 'ok'
+      },
+    })
+    await h.run('x')
+    expect(spread).toEqual([
+      { keys: ['signal', 'callId', 'agent'], signal: true, rest: ['callId', 'agent'] },
+      { keys: ['signal', 'callId', 'agent'], signal: true, rest: ['callId', 'agent'] },
+    ])
+    // A getter made per call turns each context into a slow dictionary object in V8.
+    const [first, second] = contexts.map((context) => Object.getOwnPropertyDescriptor(context, 'signal')?.get)
+    expect(first).toBeTypeOf('function')
+    expect(second).toBe(first)
+  })
+
   it('a call the model invents gets an UNKNOWN_TOOL error result', async () => {
     const h = await createHarness([toolCallResponse('c1', 'nope', {}), textResponse('ok')])
     const agent = await h.run('x')

@@ -66,12 +66,7 @@ export function createAssistantMessage(input: {
   id?: string
 }): AssistantMessage {
   if (!Array.isArray(input.content)) throw new TypeError('createAssistantMessage: content must be an array')
-  return frozenCopy({
-    id: resolveId(input.id),
-    role: 'assistant',
-    content: input.content,
-    source: input.source,
-  })
+  return frozenMessage(resolveId(input.id), 'assistant', frozenCopy(input.content), frozenCopy(input.source))
 }
 
 /** Builds a deep-frozen tool result message answering `callId`. `isError` is kept only when true. */
@@ -82,16 +77,41 @@ export function createToolResultMessage(input: {
   id?: string
 }): ToolResultMessage {
   if (!Array.isArray(input.content)) throw new TypeError('createToolResultMessage: content must be an array')
+  const content = frozenCopy(input.content)
+  const { callId } = input
   const block: ToolResultBlock =
     input.isError === true
-      ? { type: 'tool-result', toolCallId: input.callId, content: input.content, isError: true }
-      : { type: 'tool-result', toolCallId: input.callId, content: input.content }
-  return frozenCopy({
+      ? { type: 'tool-result', toolCallId: callId, content, isError: true }
+      : { type: 'tool-result', toolCallId: callId, content }
+  const message: ToolResultMessage = {
     id: resolveId(input.id),
     role: 'user',
-    content: [block] as const,
-    source: { kind: 'tool', callId: input.callId },
-  })
+    content: [block],
+    source: { kind: 'tool', callId },
+  }
+  // Only the caller's content needs a copy; the wrappers are fresh, so they are frozen in place
+  // (`frozenCopy` of the whole literal built each of them twice). A missing call id (a caller
+  // outside the types) leaves no key, as the copy did.
+  if (typeof callId !== 'string') return frozenCopy(message)
+  Object.freeze(block)
+  Object.freeze(message.content)
+  Object.freeze(message.source)
+  return Object.freeze(message)
+}
+
+/**
+ * `frozenCopy({id, role, content, source})` for parts that are already detached and frozen: the
+ * message object is built frozen instead of built and copied. Like `frozenCopy`, a missing `source`
+ * leaves no key.
+ */
+function frozenMessage<M extends Message>(
+  id: MessageId,
+  role: M['role'],
+  content: M['content'],
+  source: M['source'] | undefined,
+): M {
+  const message = source === undefined ? { id, role, content } : { id, role, content, source }
+  return Object.freeze(message) as M
 }
 
 /** Concatenates the text blocks of a message (reasoning and tool blocks are skipped). */

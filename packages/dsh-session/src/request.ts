@@ -32,34 +32,51 @@ export function composeRequest(
 ): LlmRequest {
   const { config } = header
   const prefix = header.messagePrefix ?? []
-  let messages: readonly Message[] | undefined
-  let view: HistoryView | undefined
-  if (isView(history)) view = history
-  else messages = withPrefix(prefix, history)
+  const source: MessagesSource = isView(history)
+    ? { prefix, view: history, messages: undefined }
+    : { prefix, view: undefined, messages: withPrefix(prefix, history) }
   // Built member by member rather than as a literal of conditional spreads, which cost a temporary
   // object per optional member and a slow literal on every step; the keys and their order are the same.
-  const request: Record<string, unknown> = { provider: config.provider, model: config.model }
+  const request: Record<string | symbol, unknown> = { provider: config.provider, model: config.model }
   if (config.temperature !== undefined) request.temperature = config.temperature
   if (config.maxTokens !== undefined) request.maxTokens = config.maxTokens
   if (config.reasoningEffort !== undefined) request.reasoningEffort = config.reasoningEffort
   if (config.stop !== undefined) request.stop = deepFreeze(config.stop)
   if (header.system !== undefined && header.system !== '') request.system = header.system
-  Object.defineProperty(request, 'messages', {
-    get(): readonly Message[] {
-      if (messages === undefined && view !== undefined) {
-        messages = withPrefix(prefix, view.toArray())
-        view = undefined
-      }
-      return messages ?? []
-    },
-    enumerable: true,
-    configurable: true,
-  })
+  // One getter shared by every request, its state in a hidden member: a getter made per request
+  // would differ from the last one, and V8 then moves each request to a slow dictionary object.
+  Object.defineProperty(request, SOURCE, { value: source })
+  Object.defineProperty(request, 'messages', MESSAGES)
   if (header.tools !== undefined && header.tools.length > 0) request.tools = deepFreeze(header.tools)
   if (extras.sessionId !== undefined) request.sessionId = extras.sessionId
   if (extras.signal !== undefined) request.signal = extras.signal
   return Object.freeze(request) as unknown as LlmRequest
 }
+
+/** Where a request's `messages` come from: the array, or the view and prefix it is built from on first read. */
+interface MessagesSource {
+  readonly prefix: readonly Message[]
+  view: HistoryView | undefined
+  messages: readonly Message[] | undefined
+}
+
+/** The key of a request's `MessagesSource`: not enumerable, so no copy, spread or `JSON.stringify` sees it. */
+const SOURCE = Symbol('dsh-session.request-messages')
+
+/** The `messages` accessor of every composed request. */
+const MESSAGES: PropertyDescriptor = Object.freeze({
+  get(this: { readonly [SOURCE]?: MessagesSource }): readonly Message[] {
+    const source = this[SOURCE]
+    if (source === undefined) return []
+    if (source.messages === undefined && source.view !== undefined) {
+      source.messages = withPrefix(source.prefix, source.view.toArray())
+      source.view = undefined
+    }
+    return source.messages ?? []
+  },
+  enumerable: true,
+  configurable: true,
+})
 
 function withPrefix(prefix: readonly Message[], list: readonly Message[]): readonly Message[] {
   return deepFreeze(prefix.length === 0 ? list : [...prefix, ...list])

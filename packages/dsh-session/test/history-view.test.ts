@@ -103,6 +103,10 @@ describe('deriveHistory', () => {
     expect(descriptor?.configurable).toBe(false)
     expect(request.signal).toBe(signal)
     expect(Object.isFrozen(request.stop) && Object.isFrozen(request.tools)).toBe(true)
+    // One getter for every request: a getter made per request turns each into a slow dictionary object.
+    const again = composeRequest(full, session.deriveHistory(), { sessionId: session.id, signal })
+    expect(Object.getOwnPropertyDescriptor(again, 'messages')?.get).toBe(descriptor?.get)
+    expect({ ...again }.messages).toBe(again.messages)
     const bare = composeRequest({ config: { provider: 'p', model: 'm' }, system: '', tools: [] }, [])
     expect(Object.keys(bare)).toEqual(['provider', 'model', 'messages'])
     expect(Object.isFrozen(bare)).toBe(true)
