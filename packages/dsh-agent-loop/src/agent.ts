@@ -72,6 +72,8 @@ export class LoopAgent implements Agent {
   private driver: Promise<void> | undefined
   private readonly flushes = new Set<Promise<void>>()
   private prefix: readonly Message[] | undefined
+  /** The model call's environment; its `prefix` follows `prefix` once composed. */
+  private readonly modelEnv: { prefix: readonly Message[] }
   private readonly bus: EventBus
   private readonly prompts: Prompts
   /** The number of the open turn, from `turn/start` until `turn/end`. */
@@ -98,17 +100,17 @@ export class LoopAgent implements Agent {
         bus.emit('agent/inbox/claimed', [this, { message, turn }])
       },
     })
-    const currentPrefix = (): readonly Message[] => this.prefix ?? EMPTY_PREFIX
-    const model: ModelCallEnv = {
+    // A data member kept in step with `this.prefix` (see `composePrefix`), not a getter: a literal
+    // with a getter closure is a slow dictionary object from the second agent on, and the step reads
+    // this object many times.
+    const model: ModelCallEnv & { prefix: readonly Message[] } = {
       bus,
       llm,
       tools: toolRegistry,
       session,
       options,
       policy: setup.policy,
-      get prefix() {
-        return currentPrefix()
-      },
+      prefix: EMPTY_PREFIX,
       firstRequest: true,
       headerMemo: undefined,
       callIds: undefined,
@@ -125,6 +127,7 @@ export class LoopAgent implements Agent {
       toolTimeoutMs: setup.toolTimeoutMs,
       abortGraceMs: setup.abortGraceMs,
     }
+    this.modelEnv = model
     this.host = {
       bus,
       agent: this,
@@ -415,6 +418,7 @@ export class LoopAgent implements Agent {
     const composed = await composeSessionPrefix(this.bus, this, signal)
     if (signal.aborted) throw signal.reason
     this.prefix = composed
+    this.modelEnv.prefix = composed
     return composed
   }
 
