@@ -3,7 +3,7 @@
  * here, and reported by the stream-grammar invariant instead.
  */
 import { assertNever } from './assert.ts'
-import { frozenCopy } from './freeze.ts'
+import { frozenCopy, markDetached } from './freeze.ts'
 import { CallId } from './ids.ts'
 import type { StreamChunk, Usage } from './stream.ts'
 import type { ContentBlock, ContentBlockType, FinishReason } from './vocabulary.ts'
@@ -120,7 +120,8 @@ export class BlockAssembler {
       if (block === undefined || (dropToolCalls && block.type === 'tool-call')) continue
       out.push(block)
     }
-    this.cached = Object.freeze(out)
+    // Every block is frozen and the assembler's own (a `frozenCopy` of `block-end`'s, or built here).
+    this.cached = markDetached(Object.freeze(out))
     return this.cached
   }
 
@@ -129,9 +130,11 @@ export class BlockAssembler {
    * text, in order. Tool calls (complete or not) and other kinds are left out.
    */
   interruptedBlocks(): readonly ContentBlock[] {
-    return Object.freeze(
-      this.blocks().filter(
-        (block) => (block.type === 'text' || block.type === 'reasoning') && block.text !== '',
+    return markDetached(
+      Object.freeze(
+        this.blocks().filter(
+          (block) => (block.type === 'text' || block.type === 'reasoning') && block.text !== '',
+        ),
       ),
     )
   }

@@ -37,3 +37,21 @@ export function frozenCopy<T>(value: T): T {
   }
   return Object.freeze(out) as T
 }
+
+/**
+ * Values known to be what `frozenCopy` would return for them: detached from any caller and deep-frozen
+ * (the assembler's block lists). Copying one again would build an equal tree, so `detachedCopy` hands
+ * it out as it is. Package-internal.
+ */
+const detached = new WeakSet<object>()
+
+/** Records `value` (a fresh, deep-frozen, plain JSON-shaped tree nobody else holds mutably) for `detachedCopy`. */
+export function markDetached<T extends object>(value: T): T {
+  detached.add(value)
+  return value
+}
+
+/** `frozenCopy(value)`, or `value` itself when it was marked with `markDetached`. */
+export function detachedCopy<T>(value: T): T {
+  return value !== null && typeof value === 'object' && detached.has(value) ? value : frozenCopy(value)
+}

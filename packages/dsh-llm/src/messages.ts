@@ -1,4 +1,4 @@
-import { frozenCopy } from './freeze.ts'
+import { detachedCopy, frozenCopy } from './freeze.ts'
 import { type CallId, MessageId, newMessageId } from './ids.ts'
 import type { ContentBlock, MessageSource, MessageSourceMap, ToolResultBlock } from './vocabulary.ts'
 
@@ -66,7 +66,13 @@ export function createAssistantMessage(input: {
   id?: string
 }): AssistantMessage {
   if (!Array.isArray(input.content)) throw new TypeError('createAssistantMessage: content must be an array')
-  return frozenMessage(resolveId(input.id), 'assistant', frozenCopy(input.content), frozenCopy(input.source))
+  // An assembler's block list is already what the copy would be (see `markDetached`).
+  return frozenMessage(
+    resolveId(input.id),
+    'assistant',
+    detachedCopy(input.content),
+    frozenCopy(input.source),
+  )
 }
 
 /** Builds a deep-frozen tool result message answering `callId`. `isError` is kept only when true. */
