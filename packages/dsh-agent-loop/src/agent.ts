@@ -100,9 +100,9 @@ export class LoopAgent implements Agent {
         bus.emit('agent/inbox/claimed', [this, { message, turn }])
       },
     })
-    // A data member kept in step with `this.prefix` (see `composePrefix`), not a getter: a literal
-    // with a getter closure is a slow dictionary object from the second agent on, and the step reads
-    // this object many times.
+    // A data member kept in step with `this.prefix` (see `composePrefix`), not a getter: V8 builds
+    // an object literal with a getter as a slow dictionary object, and the step reads this one many
+    // times.
     const model: ModelCallEnv & { prefix: readonly Message[] } = {
       bus,
       llm,
