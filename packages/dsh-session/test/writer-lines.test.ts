@@ -209,4 +209,41 @@ describe('JsonlStorage.appendLines', () => {
     await storage.close()
     expect((await new JsonlStorage({ dir }).load(id)).events).toEqual([userEvent(0)])
   })
+
+  it('runs appends made while one is in flight after it, in call order, each checked against the seq before it', async () => {
+    const storage = new JsonlStorage({ dir })
+    await storage.create(header('s1'))
+    const lines = (from: number, count: number): EncodedLines => {
+      const events = Array.from({ length: count }, (_, i) => userEvent(from + i))
+      return { count, chunks: [Buffer.from(linesOf(events))] }
+    }
+    // None awaited before the next is made: the first starts at once, the others queue behind it.
+    const first = storage.appendLines(id, lines(0, 2), 0)
+    const second = storage.appendLines(id, lines(2, 1), 2)
+    const stale = storage.appendLines(id, lines(2, 1), 2)
+    const third = storage.appendLines(id, lines(3, 2), 3)
+    await Promise.all([first, second, third])
+    await expect(stale).rejects.toMatchObject({ code: 'SEQ_MISMATCH' })
+    await storage.close()
+    const loaded = await new JsonlStorage({ dir }).load(id)
+    expect(loaded.events).toEqual([0, 1, 2, 3, 4].map((seq) => userEvent(seq)))
+  })
+
+  it('reads the file’s next seq before the first append after acquire, and refuses a stale one', async () => {
+    const writer = new JsonlStorage({ dir })
+    await writer.create(header('s1'))
+    await writer.appendLines(
+      id,
+      { count: 2, chunks: [Buffer.from(linesOf([userEvent(0), userEvent(1)]))] },
+      0,
+    )
+    await writer.close()
+    const storage = new JsonlStorage({ dir })
+    await storage.acquire(id)
+    const stale = { count: 1, chunks: [Buffer.from(linesOf([userEvent(1)]))] }
+    await expect(storage.appendLines(id, stale, 1)).rejects.toMatchObject({ code: 'SEQ_MISMATCH' })
+    await storage.appendLines(id, { count: 1, chunks: [Buffer.from(linesOf([userEvent(2)]))] }, 2)
+    await storage.close()
+    expect((await new JsonlStorage({ dir }).load(id)).events).toEqual([0, 1, 2].map((seq) => userEvent(seq)))
+  })
 })

@@ -16,6 +16,8 @@ export interface FileIdentity {
 /** A session whose lease this storage holds. */
 export interface Lease {
   readonly lock: FileLock
+  /** The session file's path, kept so that an append does no path work. */
+  readonly file: string
   /** The identity of the session file when the lease was taken (or the file created). */
   identity?: FileIdentity | undefined
   handle?: FileHandle
@@ -27,13 +29,17 @@ export interface Lease {
   queue: Promise<void>
   /** Appends queued or running; 0 means the next one may start at once. */
   pending: number
+  /** Ends one append's turn (`pending--`): one function per lease, so tracking an append allocates none. */
+  readonly settled: () => void
   /** Set once the writer must stop (lease lost, file replaced, tail unknown); every later append throws it. */
   failure?: SessionError
 }
 
+const IF_PRESENT = { throwIfNoEntry: false } as const
+
 /** The identity of `file` now, or `undefined` if nothing is there. Synchronous: one `stat`. */
 export function identityOf(file: string): FileIdentity | undefined {
-  const found = statSync(file, { throwIfNoEntry: false })
+  const found = statSync(file, IF_PRESENT)
   return found === undefined ? undefined : { dev: found.dev, ino: found.ino }
 }
 

@@ -19,6 +19,8 @@ import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './rea
 import { scanSession } from './scan.ts'
 import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
 
+const RESOLVED: Promise<void> = Promise.resolve()
+
 /** Options of `JsonlStorage`. */
 export interface JsonlStorageOptions {
   /** The directory holding `<sessionId>.jsonl` files (created on first `create`). */
@@ -141,10 +143,26 @@ export class JsonlStorage implements SessionStorage {
    * are, with the same sync, seq check on `expectedSeq`, cut-back on failure and lease checks.
    */
   appendLines(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void> {
+    const lease = this.leases.get(sessionId)
+    // The writer's case at every barrier: idle, next seq known. Straight to the checks and the write,
+    // with no closures and no hop through the queue (the same steps as the general path below).
+    if (lease !== undefined && lease.pending === 0 && lease.nextSeq !== undefined) {
+      let done: Promise<void>
+      try {
+        this.checkNextSeq(lease, sessionId, lease.file, expectedSeq)
+        done =
+          lines.count === 0
+            ? RESOLVED
+            : writeBatch(this.io, lease, sessionId, lease.file, lines.chunks, expectedSeq, lines.count)
+      } catch (error) {
+        done = Promise.reject(error)
+      }
+      return this.track(lease, done)
+    }
     return this.inTurn(sessionId, (lease, file) =>
       this.withNextSeq(lease, sessionId, file, () => {
         this.checkNextSeq(lease, sessionId, file, expectedSeq)
-        if (lines.count === 0) return Promise.resolve()
+        if (lines.count === 0) return RESOLVED
         return writeBatch(this.io, lease, sessionId, file, lines.chunks, expectedSeq, lines.count)
       }),
     )
@@ -155,9 +173,9 @@ export class JsonlStorage implements SessionStorage {
    * becomes the rejection); `LOCKED` without the lease.
    */
   private inTurn(sessionId: SessionId, append: (lease: Lease, file: string) => Promise<void>): Promise<void> {
-    const file = this.fileOf(sessionId)
     const lease = this.leases.get(sessionId)
     if (lease === undefined) {
+      const file = this.fileOf(sessionId)
       return Promise.reject(
         new SessionError(
           SessionErrorCode.LOCKED,
@@ -168,23 +186,19 @@ export class JsonlStorage implements SessionStorage {
     }
     const run = () => {
       try {
-        return append(lease, file)
+        return append(lease, lease.file)
       } catch (error) {
         return Promise.reject(error)
       }
     }
     // Idle: start at once (no hop through the queue); busy: run after the appends before it.
-    const done = lease.pending === 0 ? run() : lease.queue.then(run, run)
+    return this.track(lease, lease.pending === 0 ? run() : lease.queue.then(run, run))
+  }
+
+  /** Counts `done` as the lease's latest append until it settles, and returns it. */
+  private track(lease: Lease, done: Promise<void>): Promise<void> {
     lease.pending++
-    const settled = done.then(
-      () => {
-        lease.pending--
-      },
-      () => {
-        lease.pending--
-      },
-    )
-    lease.queue = settled
+    lease.queue = done.then(lease.settled, lease.settled)
     return done
   }
 
@@ -308,7 +322,7 @@ export class JsonlStorage implements SessionStorage {
         )
       }
     }
-    if (events.length === 0) return Promise.resolve()
+    if (events.length === 0) return RESOLVED
     const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
     if (Array.isArray(encoded))
       return writeBatch(this.io, lease, sessionId, file, encoded, expectedSeq, events.length)
@@ -360,7 +374,16 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`cannot take the lock of session ${sessionId} (${file})`, { sessionId, file }, error)
     })
-    const lease: Lease = { lock, queue: Promise.resolve(), pending: 0, size: 0 }
+    const lease: Lease = {
+      lock,
+      file,
+      queue: RESOLVED,
+      pending: 0,
+      size: 0,
+      settled: () => {
+        lease.pending--
+      },
+    }
     this.leases.set(sessionId, lease)
     return lease
   }

@@ -47,6 +47,8 @@ export const nodeSyncCalls: SyncCalls = {
   now: () => performance.now(),
 }
 
+const RESOLVED: Promise<void> = Promise.resolve()
+
 export const DEFAULT_INLINE_SYNC_BUDGET_MS = 2
 export const DEFAULT_SYNC_BACKOFF_MS = 10_000
 /** The newest inline sync's weight in the moving average. */
@@ -105,7 +107,7 @@ export class SyncPolicy {
     } finally {
       if (this.mode === 'auto') this.observe(started, this.calls.now())
     }
-    return Promise.resolve()
+    return RESOLVED
   }
 
   private observe(started: number, ended: number): void {
