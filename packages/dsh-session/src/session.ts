@@ -183,13 +183,15 @@ export class LiveSession implements Session {
   private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
     const definition = requireEventDefinition(type, seq)
     // The common chunk payloads: copied and checked in one hand-written pass, else the general path.
-    let payload: unknown = type === 'assistant/chunk' ? snapshotChunkData(data) : undefined
-    this.canonical = payload !== undefined
-    if (payload === undefined) {
+    const chunk = type === 'assistant/chunk' ? snapshotChunkData(data) : undefined
+    this.canonical = chunk !== undefined
+    let payload: unknown = chunk
+    if (chunk !== undefined) this.enclosure.checkChunk(chunk.turn, chunk.step, seq)
+    else {
       payload = snapshotJson(data, type)
       checkPayload(definition, payload, type, seq)
+      this.enclosure.check(type, payload, seq, definition.enclosure)
     }
-    this.enclosure.check(type, payload, seq, definition.enclosure)
     const time = this.host.now()
     if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
     const meta = snapshotJson(surface, type, 'surface')
