@@ -2,7 +2,7 @@
  * Chunk eviction: once a step's `assistant/message` commits, the `assistant/chunk` events right
  * before it are replaced, in whatever array holds them (a session's log, the memory storage), by one
  * compact `ChunkRun` — the times as unboxed doubles and the chunks as one JSON string of rows against
- * a table of chunk shapes (type and key order, written once per run) — and decoded
+ * a process-wide table of chunk shapes (type and key order; see `chunk-encoding.ts`) — and decoded
  * back on access into frozen events equal to the originals. One chunk event costs ~200 bytes of heap
  * as objects and ~45 as part of a run. The session and `MemoryStorage` share one run per step.
  */

@@ -54,6 +54,45 @@ export function chunkDataBound(data: ChunkData): number {
   return MAX_BYTES_PER_UNIT * units + FIXED_BYTES
 }
 
+/**
+ * `estimateBytes(data)` of the writer's queue (string lengths plus a little per member) for a payload
+ * `snapshotChunkData` built, from its strings' lengths alone: the queue then need not walk it. -1 for
+ * `usage` and `finish` (open records: the queue walks them). `write-queue.test.ts` checks the two
+ * agree for every form.
+ */
+export function chunkDataEstimate(data: ChunkData): number {
+  const chunk = data.chunk
+  // {turn, step, chunk} around the chunk, and the chunk's own `type` and `index` members.
+  const base = 43 + 29 + chunk.type.length
+  switch (chunk.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      return base + 10 + chunk.text.length
+    case 'block-start':
+      return base + 15 + chunk.blockType.length
+    case 'tool-call-delta':
+      return (
+        base +
+        20 +
+        chunk.argumentsDelta.length +
+        (chunk.id === undefined ? 0 : 8 + chunk.id.length) +
+        (chunk.name === undefined ? 0 : 10 + chunk.name.length)
+      )
+    case 'block-end': {
+      const block = chunk.block
+      if (block.type === 'text' || block.type === 'reasoning')
+        return base + 9 + 22 + block.type.length + block.text.length
+      if (block.type === 'tool-call')
+        return (
+          base + 9 + 45 + block.type.length + block.id.length + block.name.length + block.arguments.length
+        )
+      return -1
+    }
+    default:
+      return -1
+  }
+}
+
 /** The `assistant/chunk` payload. */
 export interface ChunkData {
   readonly turn: number
@@ -187,14 +226,18 @@ function isPlain(value: unknown): value is Readonly<Record<string, unknown>> {
   return typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype
 }
 
-/** The enumerable string keys of `value` are exactly `keys`, in this order, all its own. */
+/**
+ * The enumerable string keys of `value` are exactly `keys`, in this order, all its own. `for...in`
+ * visits an object's own keys before any inherited one, so the last key being its own makes them all
+ * its own: one `Object.hasOwn` instead of one per key.
+ */
 function hasKeys(value: object, keys: readonly string[]): boolean {
   let i = 0
   for (const key in value) {
-    if (key !== keys[i] || !Object.hasOwn(value, key)) return false
+    if (key !== keys[i]) return false
     i++
   }
-  return i === keys.length
+  return i === keys.length && Object.hasOwn(value, keys[i - 1] as string)
 }
 
 /** A non-negative safe integer other than -0 (which JSON cannot carry). */

@@ -78,25 +78,38 @@ export class EnclosureTracker {
     }
   }
 
+  /**
+   * `check` for an `assistant/chunk` whose payload's `turn` and `step` the caller has read: the same
+   * verdict and error, without reading them from a payload of any type (a megamorphic load).
+   */
+  checkChunk(turn: number, step: number, seq: number): void {
+    if (this.step !== undefined && step === this.step && turn === this.turn) return
+    this.requireStep('assistant/chunk', seq, turn, step)
+  }
+
   /** Advances the state for a committed event (which passed `check`). */
   apply(type: string, data: unknown): void {
-    const { turn, step } = data as TurnStepData
+    // Only the four types that move the state read the payload (most events, chunks above all, do not).
     switch (type) {
-      case 'turn/start':
+      case 'turn/start': {
+        const turn = (data as TurnStepData).turn
         this.last = typeof turn === 'number' ? turn : this.last + 1
         this.turn = this.last
         this.step = undefined
         this.lastStep = 0
         break
+      }
       case 'turn/end':
         this.turn = undefined
         this.step = undefined
         this.lastStep = 0
         break
-      case 'step/start':
+      case 'step/start': {
+        const step = (data as TurnStepData).step
         this.lastStep = typeof step === 'number' ? step : this.lastStep + 1
         this.step = this.lastStep
         break
+      }
       case 'step/end':
         this.step = undefined
         break

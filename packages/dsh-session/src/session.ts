@@ -3,7 +3,7 @@
  * append pipeline snapshot → schema → enclosure → surface → guards → commit → persist → notify.
  */
 import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
-import { type ChunkData, chunkDataBound, snapshotChunkData } from './chunk-snapshot.ts'
+import { type ChunkData, chunkDataBound, chunkDataEstimate, snapshotChunkData } from './chunk-snapshot.ts'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
@@ -119,8 +119,10 @@ export class LiveSession implements Session {
     this.busyPhase = 'checking'
     try {
       const event = this.prepare(type, data, surface, seq)
-      // The size limit first (`EVENT_TOO_LARGE`); a chunk built by the fast path is measured by its strings.
-      if (this.canonical)
+      const canonical = this.canonical
+      // The size limit first (`EVENT_TOO_LARGE`); a chunk built by the fast path is measured by its
+      // strings, for the limit and for the writer's queue alike.
+      if (canonical)
         assertEventSizeWithin(
           event,
           chunkDataBound(event.data as ChunkData),
@@ -130,8 +132,8 @@ export class LiveSession implements Session {
       else assertEventSize(event, this.host.maxEventBytes, this.id)
       const guards = this.host.guards()
       for (let i = 0; i < guards.length; i++) (guards[i] as AppendGuard)(this, event)
-      this.commit(event, this.canonical)
-      this.writer?.enqueue(event)
+      this.commit(event, canonical)
+      this.writer?.enqueue(event, canonical ? chunkDataEstimate(event.data as ChunkData) : -1)
       this.busyPhase = 'notifying'
       this.host.notify(this, event)
       return event as SessionEventOf<K>
@@ -181,13 +183,15 @@ export class LiveSession implements Session {
   private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
     const definition = requireEventDefinition(type, seq)
     // The common chunk payloads: copied and checked in one hand-written pass, else the general path.
-    let payload: unknown = type === 'assistant/chunk' ? snapshotChunkData(data) : undefined
-    this.canonical = payload !== undefined
-    if (payload === undefined) {
+    const chunk = type === 'assistant/chunk' ? snapshotChunkData(data) : undefined
+    this.canonical = chunk !== undefined
+    let payload: unknown = chunk
+    if (chunk !== undefined) this.enclosure.checkChunk(chunk.turn, chunk.step, seq)
+    else {
       payload = snapshotJson(data, type)
       checkPayload(definition, payload, type, seq)
+      this.enclosure.check(type, payload, seq, definition.enclosure)
     }
-    this.enclosure.check(type, payload, seq, definition.enclosure)
     const time = this.host.now()
     if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
     const meta = snapshotJson(surface, type, 'surface')

@@ -8,6 +8,8 @@
 import { MemoryStorage, type Session, SessionError, snapshotJson, validateEvent } from 'dsh-session'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
+import { chunkDataBound, chunkDataEstimate, snapshotChunkData } from '../src/chunk-snapshot.ts'
+import { estimateBytes } from '../src/storage/write-queue.ts'
 import { mountSessions, refusal } from './support.ts'
 
 type Outcome = { ok: true; json: string } | { ok: false; code: string; message: string }
@@ -168,6 +170,27 @@ describe('assistant/chunk fast path', () => {
     )
   })
 
+  test("the writer's size estimate of a fast-path chunk is what its walk gives", () => {
+    let measured = 0
+    fc.assert(
+      fc.property(payload, (data) => {
+        const copy = snapshotChunkData(data)
+        if (copy === undefined) return
+        const estimate = chunkDataEstimate(copy)
+        if (estimate < 0) {
+          // Only the open records are left to the walk.
+          expect(['usage', 'finish']).toContain(copy.chunk.type)
+          expect(chunkDataBound(copy)).toBe(Number.POSITIVE_INFINITY)
+          return
+        }
+        measured++
+        expect(estimate).toBe(estimateBytes(copy))
+      }),
+      { numRuns: 2000 },
+    )
+    expect(measured).toBeGreaterThan(100)
+  })
+
   test('a chunk taken by the fast path is detached from its input', async () => {
     const session = await openStep()
     const chunk = { type: 'text-delta' as const, index: 0, text: 'hi' }
@@ -177,6 +200,44 @@ describe('assistant/chunk fast path', () => {
     ;(data as { step: number }).step = 9
     expect(event.data).toEqual({ turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'hi' } })
     expect(event.data.chunk).not.toBe(chunk)
+  })
+
+  test('an inherited enumerable key counts as no key, as on the general path', async () => {
+    const session = await openStep()
+    const cases: [string, () => object][] = [
+      ['text', () => ({ turn: 1, step: 1, chunk: { type: 'text-delta', index: 0 } })],
+      ['text', () => ({ turn: 1, step: 1, chunk: { type: 'text-delta', text: 'x', index: 0 } })],
+      ['turn', () => ({ step: 1, chunk: { type: 'text-delta', index: 0, text: 'x' } })],
+      [
+        'name',
+        () => ({ turn: 1, step: 1, chunk: { type: 'tool-call-delta', index: 0, argumentsDelta: '' } }),
+      ],
+    ]
+    for (const [key, make] of cases) {
+      // The value the key would need: a string for chunk keys, the open turn for `turn`.
+      const value = key === 'turn' ? 1 : 'x'
+      Object.defineProperty(Object.prototype, key, {
+        value,
+        enumerable: true,
+        configurable: true,
+        writable: true,
+      })
+      let expected: Outcome
+      let actual: Outcome
+      try {
+        const seq = session.seq
+        expected = reference(make(), seq)
+        try {
+          actual = { ok: true, json: JSON.stringify(session.append('assistant/chunk', make() as never).data) }
+        } catch (error) {
+          if (!(error instanceof SessionError)) throw error
+          actual = { ok: false, code: error.code, message: error.message }
+        }
+      } finally {
+        delete (Object.prototype as Record<string, unknown>)[key]
+      }
+      expect(actual).toEqual(expected)
+    }
   })
 
   test('a bad delta fails with the typed error naming the path, and nothing commits', async () => {

@@ -179,7 +179,22 @@ describe('turns and steps', () => {
     expect(enclosureError(() => session.append('assistant/message', { turn: 1, step: 1, message }))).toBe(
       'assistant/message at seq 1 needs an open step; turn 1 has none open',
     )
+    // A chunk takes the session's fast path (copied and checked by hand): the same rules and errors.
+    const chunk = (turn: number, step: number) => ({
+      turn,
+      step,
+      chunk: { type: 'text-delta' as const, index: 0, text: 'x' },
+    })
+    expect(enclosureError(() => session.append('assistant/chunk', chunk(1, 1)))).toBe(
+      'assistant/chunk at seq 1 needs an open step; turn 1 has none open',
+    )
     session.append('step/start', { turn: 1, step: 1 })
+    expect(enclosureError(() => session.append('assistant/chunk', chunk(1, 2)))).toBe(
+      'assistant/chunk at seq 2 names step 2 but step 1 is open',
+    )
+    expect(enclosureError(() => session.append('assistant/chunk', chunk(2, 1)))).toBe(
+      'assistant/chunk at seq 2 names turn 2 but turn 1 is open',
+    )
     expect(
       enclosureError(() =>
         session.append('tool/result', { turn: 1, step: 2, message: toolResult('r', 'c') }),

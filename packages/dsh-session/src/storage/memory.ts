@@ -92,9 +92,12 @@ export class MemoryStorage implements SessionStorage {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
-    for (const event of events) {
-      const index = stored.events.push(event) - 1
-      if (event.type === 'assistant/message') evictChunksBefore(stored.events, index)
+    const entries = stored.events
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i] as SessionEvent
+      const index = entries.length
+      entries[index] = event
+      if (event.type === 'assistant/message') evictChunksBefore(entries, index)
     }
   }
 

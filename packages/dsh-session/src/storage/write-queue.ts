@@ -60,10 +60,11 @@ export class WriteQueue {
    * Queues `event` and returns the size counted for it. With `defer` (the queue is over its mark: a
    * producer that does not wait, a fork's seed), the event waits as it is and is encoded when its
    * batch is taken, so a backlog beyond the mark costs no second copy of events the log holds anyway.
+   * `estimate`: `estimateBytes(event.data)` if the caller already knows it (else -1).
    */
-  add(event: SessionEvent, defer: boolean): number {
+  add(event: SessionEvent, defer: boolean, estimate = -1): number {
     const arena = this.arena
-    if (arena === undefined || defer) return this.push(event)
+    if (arena === undefined || defer) return this.push(event, estimate)
     const longest = longestString(event.data)
     if (longest > STRING_PIECE_UNITS) return this.push(event)
     if (longest >= RAW_STRING_UNITS) return this.addPieces(arena, event)
@@ -181,9 +182,9 @@ export class WriteQueue {
     return out
   }
 
-  private push(event: SessionEvent): number {
+  private push(event: SessionEvent, estimate = -1): number {
     if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
-    const size = estimateBytes(event.data) + 64
+    const size = (estimate < 0 ? estimateBytes(event.data) : estimate) + 64
     this.entries.push(event)
     this.sizes.push(size)
     return size
@@ -207,7 +208,7 @@ export class WriteQueue {
  * A cheap estimate of the JSON size of `value` in bytes: string lengths plus a little per member.
  * Used only to bound memory, so it counts what the queue holds, not exact serialized bytes.
  */
-function estimateBytes(value: unknown): number {
+export function estimateBytes(value: unknown): number {
   switch (typeof value) {
     case 'string':
       return value.length + 2

@@ -153,9 +153,12 @@ export class SessionWriter {
     return this.durable
   }
 
-  /** Queues a committed event (its seq must be the next one) for the next batch. */
-  enqueue(event: SessionEvent): void {
-    this.unsynced += this.queue.add(event, this.unsynced > this.highWaterMark)
+  /**
+   * Queues a committed event (its seq must be the next one) for the next batch. `estimate`: what the
+   * queue would estimate of `event.data` (`estimateBytes`), when the caller knows it without a walk.
+   */
+  enqueue(event: SessionEvent, estimate = -1): void {
+    this.unsynced += this.queue.add(event, this.unsynced > this.highWaterMark, estimate)
     this.enqueued++
     if (this.writing || this.paused) return
     if (this.commitDelayMs > 0) {
