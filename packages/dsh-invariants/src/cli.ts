@@ -64,6 +64,10 @@ function summary(totals: Totals): string {
   return `dsh-invariants: checked ${files}: ${totals.events} events, ${totals.turns} turns, ${totals.requests} requests re-derived, ${totals.violations} violations${unreadable}`
 }
 
+function tornLineNote(file: string, line: number): string {
+  return `${file}:${line}: the final line is torn; skipped, as a storage load would cut it off`
+}
+
 async function check(paths: readonly string[], json: boolean, progress: boolean): Promise<number> {
   const totals: Totals = { files: 0, events: 0, turns: 0, requests: 0, violations: 0, unreadable: 0 }
   const results: (FileCheck | { file: string; error: { code?: string; message: string } })[] = []
@@ -92,9 +96,12 @@ async function check(paths: readonly string[], json: boolean, progress: boolean)
         totals.requests += result.requests
         totals.violations += result.violations.length
         if (json) results.push(result)
-        else
+        else {
+          // Not a violation (a load would cut it off too), but the file was cut short: say where.
+          if (result.tornLine !== undefined) process.stderr.write(`${tornLineNote(file, result.tornLine)}\n`)
           for (const violation of result.violations)
             process.stdout.write(`${violationLine(file, violation)}\n`)
+        }
       } catch (error) {
         indicator?.clear()
         const code = (error as { code?: unknown }).code
@@ -116,8 +123,9 @@ async function requests(file: string): Promise<number> {
     process.stdout.write(`${pending.join('\n')}\n`)
     pending.length = 0
   }
+  let tornLine: number | undefined
   try {
-    await scanRecordedLog(file, {
+    ;({ tornLine } = await scanRecordedLog(file, {
       onHeader: (header) => {
         deriver = new RequestDeriver(SessionId(header.sessionId))
       },
@@ -127,13 +135,14 @@ async function requests(file: string): Promise<number> {
         pending.push(JSON.stringify(request))
         if (pending.length >= 64) flush()
       },
-    })
+    }))
   } catch (error) {
     flush()
     process.stderr.write(`${describeError(error)}\n`)
     return EXIT.unusable
   }
   flush()
+  if (tornLine !== undefined) process.stderr.write(`${tornLineNote(file, tornLine)}\n`)
   return EXIT.clean
 }
 

@@ -59,6 +59,11 @@ function summary(files: number, events: number, turns: number, requests: number,
   return `dsh-invariants: checked ${files} file${files === 1 ? '' : 's'}: ${events} events, ${turns} turns, ${requests} requests re-derived, ${violations} violations\n`
 }
 
+/** What the CLI says on stderr about the clean file with a torn 26th line appended. */
+function tornNote(path: string): string {
+  return `${path}:26: the final line is torn; skipped, as a storage load would cut it off\n`
+}
+
 describe('dsh-invariants check', () => {
   it('exits 0 with a one-line summary for a session file the checked app recorded, without touching it', () => {
     const before = { bytes: readFileSync(clean), mtime: statSync(clean).mtimeMs }
@@ -158,12 +163,20 @@ describe('dsh-invariants check', () => {
     )
   })
 
-  it('ignores a torn final line as a storage load would', () => {
+  it('skips a torn final line as a storage load would, and says so on stderr', () => {
     const out = lines()
     const path = copy('torn.jsonl', [...out, '{"type":"user/mess'], '')
-    expect(run('check', path)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
+    expect(run('check', path)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: tornNote(path) })
     const unparsable = copy('torn-terminated.jsonl', [...out, '{"type":"user/mess'])
-    expect(run('check', unparsable)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
+    expect(run('check', unparsable)).toEqual({
+      status: 0,
+      stdout: summary(1, 24, 1, 2, 0),
+      stderr: tornNote(unparsable),
+    })
+    // --json reports it in the file's entry and keeps stderr clean.
+    const json = run('check', '--json', path)
+    expect(json.stderr).toBe('')
+    expect(JSON.parse(json.stdout).files[0]).toMatchObject({ file: path, events: 24, tornLine: 26 })
   })
 
   it('checks several files and directories in one call and exits with the worst status', () => {
@@ -258,6 +271,21 @@ describe('dsh-invariants requests', () => {
       .map((line) => JSON.parse(line))
     expect(printed).toEqual(seen)
     expect(printed.map((request) => request.messages.length)).toEqual([1, 3])
+  })
+
+  it('prints the requests before a torn final line and says on stderr that it skipped the line', () => {
+    const path = copy('torn-requests.jsonl', [...lines(), '{"type":"user/mess'], '')
+    const result = run('requests', path)
+    expect({ status: result.status, stderr: result.stderr }).toEqual({
+      status: 0,
+      stderr: tornNote(path),
+    })
+    expect(
+      result.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual(seen)
   })
 
   it('stops quietly, exit 0, when its reader closes the pipe early (EPIPE)', async () => {
