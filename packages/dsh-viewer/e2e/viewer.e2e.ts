@@ -96,7 +96,9 @@ it('highlights an invariant violation at its event in a deliberately broken sess
   const cut = lines.findIndex((line) => line.includes('"type":"step/end"'))
   const removedSeq = JSON.parse(lines[cut] ?? '{}').seq as number
   const broken = join(ARTIFACTS, 'broken-session.jsonl')
-  writeFileSync(broken, lines.filter((_, i) => i !== cut).join('\n'))
+  // A dropped step/end in the middle, and a final line cut short (which is skipped, and named).
+  const kept = lines.filter((_, i) => i !== cut)
+  writeFileSync(broken, `${kept.join('\n')}{"type":"user/mess`)
   const html = join(ARTIFACTS, 'viewer-broken.html')
   await writePage(broken, html)
   const page = await offlinePage()
@@ -107,6 +109,9 @@ it('highlights an invariant violation at its event in a deliberately broken sess
   expect(await row.getAttribute('class')).toContain('selected')
   const note = page.getByTestId('violation-note').first()
   expect(await note.textContent()).toMatch(/^log-grammar: .*seq/)
+  expect(await page.getByTestId('torn-line').textContent()).toBe(
+    ` · line ${kept.length} is torn (cut short) and was skipped`,
+  )
   await page.screenshot({ path: join(ARTIFACTS, 'viewer-violation.png') })
   await page.close()
   expect(outside).toEqual([])

@@ -34,7 +34,13 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`)
     return values.help === true ? 0 : 2
   }
-  const page = renderPage(readViewData(file), loadAppBundle())
+  const data = readViewData(file)
+  if (data.tornLine !== undefined) {
+    process.stderr.write(
+      `${file}:${data.tornLine}: the final line is torn; skipped, as a storage load would cut it off\n`,
+    )
+  }
+  const page = renderPage(data, loadAppBundle())
   if (values.out !== undefined) {
     writeFileSync(values.out, page)
     process.stdout.write(`wrote ${values.out}\n`)

@@ -62,6 +62,12 @@ export function App({ data }: { data: ViewData }) {
         {data.repairs.length > 0 ? (
           <span class="repair-note"> · {data.repairs.length} repair closers</span>
         ) : null}
+        {data.tornLine !== undefined ? (
+          <span class="bad" data-testid="torn-line">
+            {' '}
+            · line {data.tornLine} is torn (cut short) and was skipped
+          </span>
+        ) : null}
         {data.reconstructionError ? (
           <span class="bad"> · requests not reconstructed: {data.reconstructionError}</span>
         ) : null}

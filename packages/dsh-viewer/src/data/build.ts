@@ -13,6 +13,8 @@ export function buildViewData(input: {
   file: string
   events: readonly SessionEvent[]
   sessionId?: string
+  /** The file's final line, when the reader skipped it as torn. */
+  tornLine?: number
 }): ViewData {
   const { events } = input
   let requests: RequestView[] = []
@@ -33,5 +35,6 @@ export function buildViewData(input: {
     inbox: inboxEvents(events),
     injected: injectedMessages(events),
     ...(reconstructionError === undefined ? {} : { reconstructionError }),
+    ...(input.tornLine === undefined ? {} : { tornLine: input.tornLine }),
   }
 }

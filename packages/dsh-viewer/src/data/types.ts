@@ -137,4 +137,6 @@ export interface ViewData {
   readonly injected: readonly number[]
   /** Set when the requests could not be reconstructed (the log is too broken); the rest still shows. */
   readonly reconstructionError?: string
+  /** The file's final line, when it was torn and skipped (as a storage load would cut it off). */
+  readonly tornLine?: number
 }
