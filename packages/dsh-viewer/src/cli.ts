@@ -18,8 +18,21 @@ function openInBrowser(url: string): void {
     .unref()
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+/** A bad command line: the problem, then the usage line, exit 2. */
+function usageError(problem: string): number {
+  process.stderr.write(`dsh-viewer: ${problem}\n${USAGE}\n`)
+  return 2
+}
+
+/** `--port`'s value as a port number (0: any free port), or undefined when it is not one. */
+function portOf(value: string): number | undefined {
+  if (!/^\d{1,5}$/.test(value)) return undefined
+  const port = Number(value)
+  return port <= 65_535 ? port : undefined
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
     args: [...argv],
     allowPositionals: true,
     options: {
@@ -29,10 +42,31 @@ async function main(argv: readonly string[]): Promise<number> {
       help: { type: 'boolean' },
     },
   })
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    const option = /'([^']+)'/.exec(error instanceof Error ? error.message : '')?.[1]
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined) {
+      return usageError(`unknown option ${option}`)
+    }
+    return usageError(error instanceof Error ? error.message : String(error))
+  }
+  const { values, positionals } = parsed
+  if (values.help === true) {
+    process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
   const file = positionals[0]
-  if (values.help === true || file === undefined || positionals.length > 1) {
-    process.stderr.write(`${USAGE}\n`)
-    return values.help === true ? 0 : 2
+  if (file === undefined) return usageError('name one session file')
+  if (positionals.length > 1) return usageError(`name one session file, not ${positionals.length}`)
+  const port = values.port === undefined ? 0 : portOf(values.port)
+  if (port === undefined) {
+    return usageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`)
   }
   const data = readViewData(file)
   if (data.tornLine !== undefined) {
@@ -46,7 +80,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`wrote ${values.out}\n`)
     return 0
   }
-  const server = await serveViewer(page, values.port === undefined ? 0 : Number(values.port))
+  const server = await serveViewer(page, port)
   process.stdout.write(`dsh-viewer: ${file} at ${server.url} (Ctrl-C to stop)\n`)
   if (values['no-open'] !== true && process.stdout.isTTY) openInBrowser(server.url)
   return new Promise<number>(() => undefined)
