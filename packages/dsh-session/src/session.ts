@@ -14,7 +14,7 @@ import { surfaceMetaSchema } from './payload-schemas.ts'
 import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
 import { assertEventSize, assertEventSizeWithin } from './storage/event-size.ts'
-import type { SessionWriter } from './storage/writer.ts'
+import type { EventWriter } from './storage/event-writer.ts'
 import type {
   AppendGuard,
   HeaderState,
@@ -51,7 +51,7 @@ export interface LiveSessionInit {
   /** Committed events, seq 0 upward; checked for contiguity, enclosure and surface fit. */
   readonly history?: readonly SessionEvent[]
   readonly host: SessionHost
-  readonly writer?: SessionWriter
+  readonly writer?: EventWriter
 }
 
 /** The `Session` implementation behind `ctx.sessions`. */
@@ -65,7 +65,7 @@ export class LiveSession implements Session {
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
   private readonly host: SessionHost
-  private readonly writer: SessionWriter | undefined
+  private readonly writer: EventWriter | undefined
   private header: HeaderState | undefined
   /** While an append runs: its type, seq and phase (re-entrant appends are refused naming them). */
   private busyType: string | undefined

@@ -9,10 +9,12 @@ import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
+import type { EventWriter } from './storage/event-writer.ts'
+import { InlineWriter } from './storage/inline-writer.ts'
 import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 import { MemoryStorage } from './storage/memory.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './storage/types.ts'
-import { SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
+import { DEFAULT_HIGH_WATER_MARK, SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
 import type {
   AppendGuard,
   LoadReport,
@@ -287,8 +289,17 @@ export class Sessions extends Service implements SessionStore {
     }, 'session append guard')
   }
 
-  private writer(id: SessionId, nextSeq: number): SessionWriter {
-    return new SessionWriter(this.storage, id, nextSeq, this.writerOptions)
+  /**
+   * The writer of a session whose next event has seq `nextSeq`: inline over an unmodified
+   * `MemoryStorage` (nothing to batch in process), batched (`SessionWriter`) over anything else.
+   */
+  private writer(id: SessionId, nextSeq: number): EventWriter {
+    const storage = this.storage
+    if (storage instanceof MemoryStorage && storage.writesInline) {
+      const mark = this.writerOptions.highWaterMark ?? DEFAULT_HIGH_WATER_MARK
+      return new InlineWriter(storage.inlineTarget(id), id, nextSeq, mark)
+    }
+    return new SessionWriter(storage, id, nextSeq, this.writerOptions)
   }
 
   private header(sessionId: SessionId, parent?: SessionParent): SessionFileHeader {

@@ -7,6 +7,7 @@ import { eventAt, evictChunksBefore, type LogEntry } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
 import { eventBytesOver, eventTooLarge } from './event-size.ts'
+import type { InlineTarget } from './inline-writer.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './types.ts'
 
 interface StoredSession {
@@ -98,6 +99,49 @@ export class MemoryStorage implements SessionStorage {
       const index = entries.length
       entries[index] = event
       if (event.type === 'assistant/message') evictChunksBefore(entries, index)
+    }
+  }
+
+  /**
+   * Whether sessions may hand this instance each committed event at once (`inlineTarget`) instead of
+   * batching them through `appendBatch`. False for a subclass that overrides `appendBatch` or adds
+   * `appendLines` (to observe, gate or encode writes): it gets batches, as any other backend.
+   */
+  get writesInline(): boolean {
+    return (
+      this.appendBatch === MemoryStorage.prototype.appendBatch &&
+      (this as SessionStorage).appendLines === undefined
+    )
+  }
+
+  /**
+   * One session's inline append: the checks of `appendBatch` (the write lease, the next seq) without
+   * its size walk, since the session enforced a limit no higher than this instance's before it
+   * committed the event. Throws `NOT_FOUND` now, and `LOCKED` or `SEQ_MISMATCH` from `append`.
+   */
+  inlineTarget(sessionId: SessionId): InlineTarget {
+    const stored = this.require(sessionId)
+    return {
+      append: (event) => {
+        if (stored.holder !== this) {
+          throw new SessionError(
+            SessionErrorCode.LOCKED,
+            `session ${sessionId}: append without holding the write lease`,
+            { sessionId },
+          )
+        }
+        const entries = stored.events
+        const index = entries.length
+        if (event.seq !== index) {
+          throw new SessionError(
+            SessionErrorCode.SEQ_MISMATCH,
+            `session ${sessionId}: event ${event.type} has seq ${event.seq}, but the next seq is ${index}`,
+            { sessionId, seq: event.seq, eventType: event.type },
+          )
+        }
+        entries[index] = event
+        if (event.type === 'assistant/message') evictChunksBefore(entries, index)
+      },
     }
   }
 

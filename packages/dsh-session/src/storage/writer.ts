@@ -8,6 +8,8 @@
 import type { SessionId } from 'dsh-llm'
 import { SessionError } from '../errors.ts'
 import type { SessionEvent } from '../types.ts'
+import type { EventWriter } from './event-writer.ts'
+import { nextTurn, sliceSpent } from './ready-slice.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './types.ts'
 import { WriteQueue } from './write-queue.ts'
 
@@ -38,33 +40,6 @@ export const DEFAULT_HIGH_WATER_MARK = 8 * 1024 * 1024
 const DEFAULT_MAX_BATCH_BYTES = 1024 * 1024
 const RESOLVED = Promise.resolve()
 
-/** How long producers awaiting `ready()` may hold one event-loop turn before it yields, ms. */
-const SLICE_MS = 2
-/** When the current turn's slice started, or -1 before the first `ready()` of a turn. */
-let sliceStart = -1
-
-function endSlice(): void {
-  sliceStart = -1
-}
-
-/**
- * True once `ready()` callers have held the current event-loop turn for `SLICE_MS`; the first call
- * of a turn starts its slice (an immediate marks the turn's end). One clock read.
- */
-function sliceSpent(): boolean {
-  const now = performance.now()
-  if (sliceStart < 0) {
-    sliceStart = now
-    setImmediate(endSlice)
-    return false
-  }
-  return now - sliceStart >= SLICE_MS
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve))
-}
-
 /**
  * Persists one session's events in batches. Writing starts on its own `commitDelayMs` after the
  * first enqueue (2 ms by default; 0 means one macrotask later), or at once on `flush`, and keeps
@@ -78,7 +53,7 @@ function nextTurn(): Promise<void> {
  * Events are durable no later than a `flush`; the delay only bounds how long an unflushed event
  * waits for its background write.
  */
-export class SessionWriter {
+export class SessionWriter implements EventWriter {
   private readonly queue: WriteQueue
   /** Estimated bytes of every event enqueued and not yet durable (queued or in flight). */
   private unsynced = 0
