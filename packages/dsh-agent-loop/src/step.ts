@@ -24,7 +24,8 @@ import {
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { abortWatchers, sleep, untilAborted } from './cancel.ts'
+import { durableBarrier } from './barrier.ts'
+import { abortWatchers, sleep } from './cancel.ts'
 import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners, listenerFailed } from './hooks.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
@@ -112,7 +113,8 @@ export async function callModel(env: ModelCallEnv, position: TurnPosition): Prom
     const preparing = prepareHeader(env, position, env.firstRequest)
     if (preparing !== undefined) await preparing
     env.firstRequest = false
-    await untilAborted(env.session.flush(), position.signal)
+    const barrier = durableBarrier(env.session, position.signal)
+    if (barrier !== undefined) await barrier
     const request = buildLoopRequest(env.session, position)
     const outcome = await streamOnce(env, position, request)
     if (outcome.kind !== 'failed') return outcome

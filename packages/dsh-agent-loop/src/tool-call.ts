@@ -11,7 +11,8 @@ import {
   wellFormedJson,
 } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
-import { abortWatchers, isAbort, throwIfAborted, untilAborted } from './cancel.ts'
+import { durableBarrier } from './barrier.ts'
+import { abortWatchers, isAbort, throwIfAborted } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
 import { awaitListeners } from './hooks.ts'
 import { checkUserMessage } from './message-check.ts'
@@ -148,7 +149,8 @@ async function executeChecked(
       `${callLabel(call)}: tools/pre-execute returned ${JSON.stringify(decision)}, not allow or deny`,
     )
   }
-  await untilAborted(env.session.flush(), signal)
+  const barrier = durableBarrier(env.session, signal)
+  if (barrier !== undefined) await barrier
   const timeoutMs = tool.definition.timeoutMs ?? env.toolTimeoutMs
   const running = runBody(env, position, call, tool, args, timeoutMs)
   const body = running instanceof Promise ? await running : running

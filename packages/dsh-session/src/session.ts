@@ -166,6 +166,10 @@ export class LiveSession implements Session {
     return this.writer === undefined ? Promise.resolve() : this.writer.flush()
   }
 
+  isDurable(): boolean {
+    return this.writer === undefined || this.writer.durableSeq === this.log.length
+  }
+
   writable(): Promise<void> {
     return this.writer === undefined ? Promise.resolve() : this.writer.ready()
   }

@@ -221,6 +221,13 @@ export interface Session {
   /** Resolves once every event appended so far is durable in the store's backend. */
   flush(): Promise<void>
   /**
+   * Whether every event appended so far is already durable in the store's backend, so that `flush()`
+   * has nothing to wait for. A synchronous check: a caller at a durability barrier awaits `flush()`
+   * only when this is false (over `MemoryStorage`, which stores each event as it commits, it is true
+   * unless the backend refused an event that a `flush` must retry).
+   */
+  isDurable(): boolean
+  /**
    * Resolves once the session's unsynced events are at or below the store's high-water mark (at once
    * when they are, or in the next event-loop turn once producers awaiting it have held the loop for
    * 2 ms). A producer appending in bulk awaits it before each append so a slow backend makes it wait

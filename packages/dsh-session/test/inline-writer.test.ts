@@ -23,6 +23,8 @@ describe('inline writes to MemoryStorage', () => {
     session.append('user/message', user('u0'))
     session.append('user/message', user('u1'))
     expect(await stored(storage, session.id)).toEqual(session.events)
+    // Nothing is pending, so a barrier has nothing to wait for.
+    expect(session.isDurable()).toBe(true)
     await session.flush()
     expect((await storage.load(session.id)).events).toEqual(session.events)
   })
@@ -43,8 +45,10 @@ describe('inline writes to MemoryStorage', () => {
     session.append('user/message', user('u0'))
     session.append('user/message', user('u1'))
     expect(await stored(counting, session.id)).toEqual([])
+    expect(session.isDurable()).toBe(false)
     await session.flush()
     expect(counting.batches).toEqual([[0, 1]])
+    expect(session.isDurable()).toBe(true)
   })
 
   test('after the lease is lost, flush rejects naming the kept events and retries them once it is back', async () => {
@@ -64,12 +68,14 @@ describe('inline writes to MemoryStorage', () => {
       message: `session ${session.id}: could not persist events 1..2: session ${session.id}: append without holding the write lease`,
     })
     expect(types(await stored(storage, session.id))).toEqual(['user/message'])
+    expect(session.isDurable()).toBe(false)
     // Still refused: the same error, nothing stored twice.
     expect((await rejection(session.flush())).code).toBe('STORAGE')
     await other.release(session.id)
     await storage.acquire(session.id)
     await session.flush()
     expect(await stored(storage, session.id)).toEqual(session.events)
+    expect(session.isDurable()).toBe(true)
   })
 
   test('a refused event stays refused until flush: later appends queue behind it in order', async () => {
