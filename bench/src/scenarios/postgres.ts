@@ -74,7 +74,9 @@ export async function measurePgSteps(impl: 'dsh' | 'raw', url: string, steps: nu
     await storage.close()
     return { usPerStep: (elapsed * 1000) / steps }
   }
+  // Listened on: a server stopping under an idle client must not crash the bench child.
   const pool = new pg.Pool({ connectionString: url, max: 2 })
+  pool.on('error', () => undefined)
   await pool.query(
     'CREATE TABLE IF NOT EXISTS raw_events (session_id text, seq bigint, type text, body json, PRIMARY KEY (session_id, seq))',
   )
@@ -135,6 +137,7 @@ export async function measurePgFleet(
 
 async function writeLoadSession(url: string, id: string, count: number): Promise<void> {
   const pool = new pg.Pool({ connectionString: url, max: 1 })
+  pool.on('error', () => undefined)
   await pool.query(
     'INSERT INTO dsh_sessions (id, format_version, created_at, next_seq) VALUES ($1, 1, 0, $2)',
     [id, count],
@@ -209,6 +212,7 @@ export async function postgresScenario(plan: PgPlan): Promise<Row[]> {
   const { url, stop } = await server()
   try {
     const pool = new pg.Pool({ connectionString: url, max: 1 })
+    pool.on('error', () => undefined)
     await migrate(pool)
     await pool.query('TRUNCATE dsh_mailbox, dsh_events, dsh_leases, dsh_sessions')
     await pool.end()

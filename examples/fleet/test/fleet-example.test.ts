@@ -80,6 +80,7 @@ test('a host from the example runs the turn of a prompt sent with the example se
     expect(sender.lines[1]).toMatch(/^logged at seq \d+$/)
 
     const pool = new pg.Pool({ connectionString: url, max: 1 })
+    pool.on('error', () => undefined)
     try {
       const events = await until(
         'the turn to end',

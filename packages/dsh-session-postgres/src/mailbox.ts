@@ -7,6 +7,7 @@ import { deepFreeze, type SessionId, type UserMessage } from 'dsh-llm'
 import { SESSION_FORMAT_VERSION, snapshotJson, userMessageSchema } from 'dsh-session'
 import type pg from 'pg'
 import { PgSessionError, PgSessionErrorCode } from './errors.ts'
+import { surviveIdleErrors } from './pool-errors.ts'
 
 /** The NOTIFY channel a send wakes; the payload is the session id. */
 export const MAILBOX_CHANNEL = 'dsh_mailbox'
@@ -63,7 +64,10 @@ FROM m`
  * be open anywhere: a message waits until a host holds the session.
  */
 export class Mailbox {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    // A sender process must outlive a database restart too; its next send reports the outage.
+    surviveIdleErrors(pool)
+  }
 
   /**
    * Registers a new session with a free lease, so any host can claim it when work arrives. Throws

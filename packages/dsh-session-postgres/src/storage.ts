@@ -22,6 +22,7 @@ import { encodeEvents } from './encode.ts'
 import { isLeaseLost, leaseLost } from './errors.ts'
 import { releaseLease, renewLeases, takeLease } from './lease.ts'
 import { checkSchema } from './migrations.ts'
+import { surviveIdleErrors } from './pool-errors.ts'
 import { type HeaderPage, listAll, listHeaderPage, readEvents, readHeader } from './read.ts'
 import {
   type AppendListener,
@@ -77,12 +78,12 @@ export class PostgresStorage implements SessionStorage {
       this.ownsPool = false
     } else if (options.connectionString !== undefined) {
       this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
-      // An idle client dying (server restart) must not crash the process; the next query reports it.
-      this.pool.on('error', () => undefined)
       this.ownsPool = true
     } else {
       throw new TypeError('PostgresStorage: pass `pool` or `connectionString`')
     }
+    // An idle client dying (server restart) must not crash the process; the next query reports it.
+    surviveIdleErrors(this.pool)
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000
     this.pageSize = options.pageSize ?? 1000

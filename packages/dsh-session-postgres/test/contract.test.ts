@@ -18,6 +18,8 @@ let cases = 0
 beforeAll(async () => {
   database = await createDatabase()
   admin = new pg.Pool({ connectionString: urlOf(database), max: 2 })
+  // Dropping the database (WITH FORCE) may end a connection the pool is still closing.
+  admin.on('error', () => undefined)
 })
 afterAll(async () => {
   await admin.end()
@@ -37,6 +39,7 @@ describeStorageContract<SchemaBacking>(
     const schema = `contract_${++cases}`
     await admin.query(`CREATE SCHEMA ${schema}`)
     const pool = new pg.Pool({ connectionString: inSchema(schema), max: 1 })
+    pool.on('error', () => undefined)
     await migrate(pool)
     await pool.end()
     return {

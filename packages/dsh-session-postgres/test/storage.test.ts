@@ -3,6 +3,7 @@ import { SessionError, SessionErrorCode } from 'dsh-session'
 import {
   appendFenced,
   checkSchema,
+  Mailbox,
   migrate,
   PgSessionErrorCode,
   PostgresStorage,
@@ -209,6 +210,41 @@ describe('reads', () => {
       const first = await storage.listPage()
       expect(first.sessions.map((h) => h.sessionId)).toEqual(expected.slice(0, 3))
       expect((await storage.list()).sessions.map((h) => h.sessionId)).toEqual(expected)
+    } finally {
+      await storage.close()
+      await pool.end()
+      await dropDatabase(name)
+    }
+  })
+})
+
+describe('connections the server ends', () => {
+  it("survives the server ending the idle connections of the caller's pool: the next append reconnects", async () => {
+    const name = await createDatabase()
+    // The caller's pool, as the README builds it: no `error` listener of its own.
+    const pool = new pg.Pool({ connectionString: urlOf(name), max: 2 })
+    await migrate(pool)
+    const storage = await PostgresStorage.connect({ pool })
+    const mailbox = new Mailbox(pool)
+    try {
+      await storage.create(header('t1'))
+      await storage.appendBatch(SessionId('t1'), userEvents(0, 1), 0)
+      await mailbox.createSession(SessionId('t2'))
+      expect(pool.idleCount).toBeGreaterThan(0)
+      // A restart or an administrator ends every connection to the database. pg hands the error of
+      // an idle client to its pool; a pool with no listener would throw it out of the socket handler.
+      const admin = new pg.Client({ connectionString: urlOf(name) })
+      await admin.connect()
+      await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [name],
+      )
+      await admin.end()
+      for (let i = 0; i < 200 && pool.totalCount > 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(pool.totalCount).toBe(0)
+      await storage.appendBatch(SessionId('t1'), userEvents(1, 1), 1)
+      expect((await storage.load(SessionId('t1'))).events.map((event) => event.seq)).toEqual([0, 1])
     } finally {
       await storage.close()
       await pool.end()
