@@ -3,7 +3,7 @@
  * targets: a shared, noisy 2-core machine must not fail them by chance, yet an O(n²) slip (growth),
  * a lost fast path (ratio against a peer or raw baseline) or a blocked event loop must.
  */
-import type { FailedRow, Row } from './report.ts'
+import { type FailedRow, NOISE_LIMIT, type Row } from './report.ts'
 
 /** One bound on a row: on its ratio or on its dsh figure. */
 export interface Bound {
@@ -110,4 +110,22 @@ export function violations(rows: readonly (Row | FailedRow)[], bounds: readonly 
     }
   }
   return out
+}
+
+/**
+ * Whether the quick suite is measured once more before it fails: some bound is violated, and every
+ * violated row was measured beside a baseline whose runs disagreed by more than `NOISE_LIMIT` (the
+ * machine changed while it ran; the full suite reports such a row "noisy — rerun"). The second
+ * measurement is judged alone, so a regression fails there again; a violation beside a steady
+ * baseline, or a row that failed to measure, fails at once.
+ */
+export function measureAgain(rows: readonly (Row | FailedRow)[], bounds: readonly Bound[]): boolean {
+  let violated = 0
+  for (const bound of bounds) {
+    if (violations(rows, [bound]).length === 0) continue
+    violated++
+    const r = rows.find((x) => x.id === bound.id)
+    if (r === undefined || 'error' in r || !((r.baselineSpread ?? 1) > NOISE_LIMIT)) return false
+  }
+  return violated > 0
 }

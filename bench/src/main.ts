@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { QUICK_BOUNDS, violations } from './bounds.ts'
+import { measureAgain, QUICK_BOUNDS, violations } from './bounds.ts'
 import { type Job, runJob } from './child.ts'
 import { FULL, JSONL_ONLY, LOOP_ONLY, QUICK } from './plan.ts'
 import { reportResult } from './spawn.ts'
@@ -61,12 +61,16 @@ async function main(argv: readonly string[]): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
   try {
     const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
-    const { rows, markdown, svg } = await runSuite(plan, dir, log, `${name}.svg`)
-    await mkdir(RESULTS, { recursive: true })
-    const out = join(RESULTS, `${name}.md`)
-    await writeFile(out, `${markdown}\n`)
-    await writeFile(join(RESULTS, `${name}.svg`), `${svg}\n`)
-    process.stdout.write(`${markdown}\nwritten to ${out}\n`)
+    const measure = async () => {
+      const { rows, markdown, svg } = await runSuite(plan, dir, log, `${name}.svg`)
+      await mkdir(RESULTS, { recursive: true })
+      const out = join(RESULTS, `${name}.md`)
+      await writeFile(out, `${markdown}\n`)
+      await writeFile(join(RESULTS, `${name}.svg`), `${svg}\n`)
+      process.stdout.write(`${markdown}\nwritten to ${out}\n`)
+      return rows
+    }
+    let rows = await measure()
     if (!quick) return 0
     const bounds =
       only === 'loop'
@@ -74,6 +78,11 @@ async function main(argv: readonly string[]): Promise<number> {
         : only === 'jsonl'
           ? QUICK_BOUNDS.filter((b) => b.id === 'loop-jsonl')
           : QUICK_BOUNDS
+    if (measureAgain(rows, bounds)) {
+      for (const line of violations(rows, bounds)) process.stderr.write(`[bench] bound violated: ${line}\n`)
+      log('every violated row ran beside a baseline that disagreed with itself (noisy): measuring again')
+      rows = await measure()
+    }
     const broken = violations(rows, bounds)
     for (const line of broken) process.stderr.write(`[bench] bound violated: ${line}\n`)
     if (broken.length === 0) process.stderr.write('[bench] every quick bound holds\n')
