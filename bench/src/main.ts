@@ -1,9 +1,11 @@
 /**
- * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres]`:
+ * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres |
+ * --only instructions]`:
  * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
  * `--quick`, `--only loop` and `--only jsonl` exit 1 when a regression bound is violated (`--only
  * loop` and `--only jsonl` check the bounds of the rows they measured: the step-cost ratios, the
- * JSONL ratio).
+ * JSONL ratio). `--only instructions` counts the tool loop's per-step work under callgrind (needs
+ * valgrind) and writes `instructions.md`.
  * `--child <job>` is the child-process side.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -23,6 +25,10 @@ async function main(argv: readonly string[]): Promise<number> {
   const childAt = argv.indexOf('--child')
   if (childAt >= 0) {
     const job = JSON.parse(argv[childAt + 1] ?? 'null') as Job
+    // Set by `--only instructions` for its callgrind children (see `CLOCK_SCALE`).
+    const scale = process.env.BENCH_CLOCK_SCALE
+    if (scale !== undefined && scale !== '')
+      (await import('./scenarios/instructions.ts')).slowClock(Number(scale))
     reportResult(await runJob(job))
     return 0
   }
@@ -50,9 +56,27 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${table(await backpressureScenario(200, FULL.runs))}\n`)
     return 0
   }
+  if (only === 'instructions') {
+    // Counted, not timed: one callgrind run per harness and turn length (see the scenario).
+    const { instructionsScenario } = await import('./scenarios/instructions.ts')
+    const { machineLine, table } = await import('./report.ts')
+    const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
+    try {
+      const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
+      const rows = await instructionsScenario(FULL.loopSteps, dir, log)
+      const markdown = `# dsh bench: instruction counts\n\n${machineLine()}\n\n${table(rows)}\n`
+      await mkdir(RESULTS, { recursive: true })
+      const out = join(RESULTS, 'instructions.md')
+      await writeFile(out, markdown)
+      process.stdout.write(`${markdown}\nwritten to ${out}\n`)
+      return 0
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
   if (only !== undefined && only !== 'loop' && only !== 'jsonl') {
     throw new Error(
-      `bench: --only ${only}: only "loop", "jsonl", "scale", "backpressure" and "postgres" are known`,
+      `bench: --only ${only}: only "loop", "jsonl", "scale", "backpressure", "postgres" and "instructions" are known`,
     )
   }
   const quick = argv.includes('--quick') || only !== undefined

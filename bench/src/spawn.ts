@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { Job, JobResult } from './child.ts'
 
-const MAIN = fileURLToPath(new URL('./main.js', import.meta.url))
+/** The bench's entry point (built: this module is bundled into `dist/` beside it). */
+export const MAIN = fileURLToPath(new URL('./main.js', import.meta.url))
 const MARK = 'BENCH-RESULT '
 
 /** Options of one child run. */
