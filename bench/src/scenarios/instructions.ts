@@ -6,10 +6,10 @@
  * compiler and GC helper threads are left out (they run beside the main thread, on another core
  * when there is one).
  *
- * What it is for: two runs of one build give dsh's per-step count within about 0.5% of each other
- * on a loaded machine, where the wall-clock rows move by 20–50% between runs. So a change of a few
- * percent in the work of a step shows here in one run, where the timed rows need many interleaved
- * rounds. It counts work, not time: cache misses are simulated (their cost is not), waiting is not
+ * What it is for: four runs of one build gave dsh's per-step count within 2% of each other on a
+ * loaded machine, where the wall-clock rows move by 20–50% between runs. So a change of a few
+ * percent in the work of a step shows here in a run or two, where the timed rows need many
+ * interleaved rounds. It counts work, not time: cache misses are simulated (their cost is not), waiting is not
  * counted, and the JIT tiers up at the same step numbers as outside valgrind (V8 counts executed
  * bytecode, not time), though optimized code may be installed at other points.
  */
