@@ -1,11 +1,12 @@
 /**
  * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres |
- * --only instructions]`:
+ * --only instructions [--long]]`:
  * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
  * `--quick`, `--only loop` and `--only jsonl` exit 1 when a regression bound is violated (`--only
  * loop` and `--only jsonl` check the bounds of the rows they measured: the step-cost ratios, the
  * JSONL ratio). `--only instructions` counts the tool loop's per-step work under callgrind (needs
- * valgrind) and writes `instructions.md`.
+ * valgrind) and writes `instructions.md`; with `--long`, the counted growth over the 10,000-step turn
+ * (`instructions-growth.md`, ~30 min).
  * `--child <job>` is the child-process side.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -58,15 +59,20 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (only === 'instructions') {
     // Counted, not timed: one callgrind run per harness and turn length (see the scenario).
-    const { instructionsScenario } = await import('./scenarios/instructions.ts')
+    // With `--long`: the counted growth over the 10,000-step turn instead (four runs per harness).
+    const long = argv.includes('--long')
+    const { countedGrowthScenario, instructionsScenario } = await import('./scenarios/instructions.ts')
     const { machineLine, table } = await import('./report.ts')
     const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
     try {
       const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
-      const rows = await instructionsScenario(FULL.loopSteps, dir, log)
-      const markdown = `# dsh bench: instruction counts\n\n${machineLine()}\n\n${table(rows)}\n`
+      const rows = long
+        ? await countedGrowthScenario(FULL.longSteps, dir, log)
+        : await instructionsScenario(FULL.loopSteps, dir, log)
+      const title = long ? 'counted growth' : 'instruction counts'
+      const markdown = `# dsh bench: ${title}\n\n${machineLine()}\n\n${table(rows)}\n`
       await mkdir(RESULTS, { recursive: true })
-      const out = join(RESULTS, 'instructions.md')
+      const out = join(RESULTS, long ? 'instructions-growth.md' : 'instructions.md')
       await writeFile(out, markdown)
       process.stdout.write(`${markdown}\nwritten to ${out}\n`)
       return 0

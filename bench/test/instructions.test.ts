@@ -1,6 +1,12 @@
 /** The instruction-count scenario's arithmetic: callgrind totals read by name, per-step differences. */
 import { describe, expect, it } from 'vitest'
-import { parseCallgrindTotals, perStep, slowClock } from '../src/scenarios/instructions.ts'
+import {
+  countedGrowth,
+  growthPoints,
+  parseCallgrindTotals,
+  perStep,
+  slowClock,
+} from '../src/scenarios/instructions.ts'
 
 const PROFILE = `# callgrind format
 version: 1
@@ -85,5 +91,30 @@ describe('slowClock', () => {
 
   it('refuses a factor below 1', () => {
     expect(() => slowClock(0.5)).toThrow('BENCH_CLOCK_SCALE must be at least 1, got 0.5')
+  })
+})
+
+describe('counted growth', () => {
+  it('measures the tenths the timed growth row compares', () => {
+    expect(growthPoints(10_000)).toEqual([4_500, 5_500, 9_000, 10_000])
+    expect(growthPoints(1_000)).toEqual([450, 550, 900, 1_000])
+  })
+
+  it('refuses a turn too short to have a middle and a last tenth apart', () => {
+    expect(growthPoints(3)).toEqual([1, 2, 2, 3])
+    expect(() => growthPoints(2)).toThrow('growthPoints: a 2-step turn has no separate middle and last tenth')
+  })
+
+  it('divides the last tenth per step by the middle tenth per step, per event', () => {
+    const totals = [
+      { Ir: 1_000, I1mr: 100 },
+      { Ir: 3_000, I1mr: 200 },
+      { Ir: 10_000, I1mr: 500 },
+      { Ir: 12_500, I1mr: 600 },
+    ] as const
+    const growth = countedGrowth([4, 6, 9, 11], totals)
+    expect(growth.middle).toEqual({ Ir: 1_000, I1mr: 50 })
+    expect(growth.last).toEqual({ Ir: 1_250, I1mr: 50 })
+    expect(growth.growth).toEqual({ Ir: 1.25, I1mr: 1 })
   })
 })

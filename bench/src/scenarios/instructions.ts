@@ -19,6 +19,7 @@ import { join } from 'node:path'
 import type { LoopHarness, LoopJob } from '../child.ts'
 import { type Row, row } from '../report.ts'
 import { MAIN } from '../spawn.ts'
+import { tenths } from '../stats.ts'
 
 /** The short turn whose counts are subtracted: start-up, module loading, the first steps, exit. */
 export const SHORT_STEPS = 2
@@ -176,6 +177,72 @@ export async function measureInstructions(
   return out
 }
 
+/**
+ * The turn lengths a counted growth figure needs for a `steps`-step turn: the ends of its middle
+ * tenth and of its last tenth (4,500, 5,500, 9,000 and 10,000 for 10,000 steps), the tenths the
+ * timed growth row compares (`tenths` in stats.ts).
+ */
+export function growthPoints(steps: number): readonly [number, number, number, number] {
+  const { window, midStart } = tenths(steps)
+  if (!(midStart > 0 && window > 0 && midStart + window <= steps - window)) {
+    throw new Error(`growthPoints: a ${steps}-step turn has no separate middle and last tenth`)
+  }
+  return [midStart, midStart + window, steps - window, steps]
+}
+
+/** Per-step counts over a session's middle and last tenth, and their ratio per event. */
+export interface CountedGrowth {
+  readonly middle: EventCounts
+  readonly last: EventCounts
+  /** `last / middle` per event: what the timed growth row measures, counted. */
+  readonly growth: EventCounts
+}
+
+/**
+ * Counted growth from the four turns of `growthPoints` (their main-thread totals, in that order):
+ * the middle tenth's per-step counts are the 5,500-step turn minus the 4,500-step one, the last
+ * tenth's the 10,000-step turn minus the 9,000-step one.
+ */
+export function countedGrowth(
+  points: readonly [number, number, number, number],
+  totals: readonly [EventCounts, EventCounts, EventCounts, EventCounts],
+): CountedGrowth {
+  const [a, b, c, d] = points
+  const middle = perStep(totals[1], totals[0], b - a)
+  const last = perStep(totals[3], totals[2], d - c)
+  const growth: Record<string, number> = {}
+  for (const [name, value] of Object.entries(last)) {
+    const base = middle[name]
+    if (base !== undefined && base > 0) growth[name] = value / base
+  }
+  return { middle, last, growth }
+}
+
+/** Counted growth of each harness over a `steps`-step turn (four callgrind runs each, two at a time). */
+export async function measureCountedGrowth(
+  harnesses: readonly LoopHarness[],
+  steps: number,
+  dir: string,
+  log: (message: string) => void,
+): Promise<Map<LoopHarness, CountedGrowth>> {
+  await requireValgrind()
+  const points = growthPoints(steps)
+  const tasks = harnesses.flatMap((harness) =>
+    points.map((n) => async () => {
+      const where = join(dir, `${harness}-${n}`)
+      log(`callgrind: ${harness}, ${n} steps`)
+      return countLoop({ kind: 'loop', harness, steps: n, dir: where }, `${where}.callgrind`)
+    }),
+  )
+  const counts = await pooled(tasks, 2)
+  const out = new Map<LoopHarness, CountedGrowth>()
+  harnesses.forEach((harness, i) => {
+    const totals = counts.slice(4 * i, 4 * i + 4) as [EventCounts, EventCounts, EventCounts, EventCounts]
+    out.set(harness, countedGrowth(points, totals))
+  })
+  return out
+}
+
 const METRICS = [
   ['Ir', 'instructions'],
   ['I1mr', 'L1 instruction-cache misses'],
@@ -205,6 +272,41 @@ export async function instructionsScenario(
         }),
       )
     }
+  }
+  return rows
+}
+
+/**
+ * The counted growth rows (`--only instructions --long`): dsh in memory against the floor, per event,
+ * the middle tenth's and the last tenth's per-step counts and their ratio (informational: the timed
+ * growth row of the full suite is the one judged).
+ */
+export async function countedGrowthScenario(
+  steps: number,
+  dir: string,
+  log: (message: string) => void,
+): Promise<Row[]> {
+  const [a, b, c, d] = growthPoints(steps)
+  const counts = await measureCountedGrowth(['dsh-memory', 'floor'], steps, dir, log)
+  const dsh = counts.get('dsh-memory') as CountedGrowth
+  const floor = counts.get('floor') as CountedGrowth
+  const scenario = `1 tool loop, ${steps.toLocaleString('en-US')} steps, counted (callgrind, main thread)`
+  const rows: Row[] = []
+  for (const [event, words] of METRICS) {
+    const part = (id: string, metric: string, pick: (g: CountedGrowth) => EventCounts) =>
+      row({
+        id: `instructions-growth-${id}-${event}`,
+        scenario,
+        metric: `in-memory, ${words} ${metric}`,
+        dsh: pick(dsh)[event] ?? Number.NaN,
+        baselineName: 'floor',
+        baseline: pick(floor)[event] ?? Number.NaN,
+      })
+    rows.push(
+      part('middle', `per step, steps ${a + 1}–${b}`, (g) => g.middle),
+      part('last', `per step, steps ${c + 1}–${d}`, (g) => g.last),
+      part('ratio', 'growth (last tenth / middle tenth)', (g) => g.growth),
+    )
   }
   return rows
 }

@@ -11,6 +11,9 @@
  * resumes them in order, one per immediate, while its slice has room, and the rest wait without
  * being woken.
  */
+// Imported, not the global: Node 20's global `performance` is a lazy accessor run on every read,
+// and this clock is read at every streamed chunk.
+import { performance } from 'node:perf_hooks'
 import { setImmediate } from 'node:timers'
 
 /** How long agent work may hold one event-loop turn, ms. */

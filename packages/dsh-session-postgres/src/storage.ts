@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
+import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
 import {
   type LoadedLog,

@@ -7,6 +7,7 @@
 import type { SessionId } from 'dsh-llm'
 import { MemoryStorage, type SessionEvent } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
+import { chunkDataEstimate } from '../src/chunk-snapshot.ts'
 import { mountSessions, rejection, types, user } from './support.ts'
 
 async function stored(storage: MemoryStorage, id: SessionId): Promise<SessionEvent[]> {
@@ -76,6 +77,31 @@ describe('inline writes to MemoryStorage', () => {
     await session.flush()
     expect(await stored(storage, session.id)).toEqual(session.events)
     expect(session.isDurable()).toBe(true)
+  })
+
+  test('refused chunk events count toward the high-water mark with the size the write queue estimates', async () => {
+    const data = {
+      turn: 1,
+      step: 1,
+      chunk: { type: 'text-delta', index: 0, text: 'x'.repeat(1000) },
+    } as const
+    const size = chunkDataEstimate(data) + 'assistant/chunk'.length
+    for (const [highWaterMark, waits] of [
+      [size, false],
+      [size - 1, true],
+    ] as const) {
+      const storage = new MemoryStorage()
+      const other = new MemoryStorage({ sharing: storage })
+      const app = await mountSessions({ storage, highWaterMark })
+      const session = await app.sessions.create()
+      session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+      session.append('step/start', { turn: 1, step: 1 })
+      await storage.release(session.id)
+      await other.acquire(session.id)
+      session.append('assistant/chunk', data)
+      expect(session.mustWait()).toBe(waits)
+      expect(types(await stored(storage, session.id))).toEqual(['turn/start', 'step/start'])
+    }
   })
 
   test('a refused event stays refused until flush: later appends queue behind it in order', async () => {

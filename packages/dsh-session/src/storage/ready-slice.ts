@@ -3,6 +3,8 @@
  * event-loop turn for `SLICE_MS`, it resolves in the next turn instead, so a bulk producer whose
  * appends never wait on the backend still lets timers and I/O run.
  */
+// Imported, not the global: Node 20's global `performance` is a lazy accessor run on every read.
+import { performance } from 'node:perf_hooks'
 
 /** How long producers awaiting `ready()` may hold one event-loop turn before it yields, ms. */
 const SLICE_MS = 2

@@ -5,6 +5,7 @@
  * queue's size (an estimate of its bytes) is bounded by `highWaterMark` for producers that await
  * `ready()`.
  */
+import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
 import { SessionError } from '../errors.ts'
 import type { SessionEvent } from '../types.ts'

@@ -9,6 +9,7 @@
  * whole back-off; a disk that keeps stalling doubles the proof it must give each time.
  */
 import { fdatasync, fdatasyncSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
 
 /**
  * Closed: how a JSONL storage syncs.
