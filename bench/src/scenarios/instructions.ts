@@ -158,23 +158,35 @@ export async function measureInstructions(
   dir: string,
   log: (message: string) => void,
 ): Promise<Map<LoopHarness, EventCounts>> {
+  const counts = await countTurns(harnesses, [steps, SHORT_STEPS], dir, log)
+  const out = new Map<LoopHarness, EventCounts>()
+  harnesses.forEach((harness, i) => {
+    const [long, short] = counts[i] as EventCounts[]
+    out.set(harness, perStep(long as EventCounts, short as EventCounts, steps - SHORT_STEPS))
+  })
+  return out
+}
+
+/**
+ * The main-thread totals of each harness's turns of each length in `lengths` (`[harness][length]`),
+ * counted two callgrind runs at a time.
+ */
+async function countTurns(
+  harnesses: readonly LoopHarness[],
+  lengths: readonly number[],
+  dir: string,
+  log: (message: string) => void,
+): Promise<EventCounts[][]> {
   await requireValgrind()
   const tasks = harnesses.flatMap((harness) =>
-    [steps, SHORT_STEPS].map((n) => async () => {
+    lengths.map((n) => async () => {
       const where = join(dir, `${harness}-${n}`)
       log(`callgrind: ${harness}, ${n} steps`)
       return countLoop({ kind: 'loop', harness, steps: n, dir: where }, `${where}.callgrind`)
     }),
   )
   const counts = await pooled(tasks, 2)
-  const out = new Map<LoopHarness, EventCounts>()
-  harnesses.forEach((harness, i) => {
-    out.set(
-      harness,
-      perStep(counts[2 * i] as EventCounts, counts[2 * i + 1] as EventCounts, steps - SHORT_STEPS),
-    )
-  })
-  return out
+  return harnesses.map((_, i) => counts.slice(i * lengths.length, (i + 1) * lengths.length))
 }
 
 /**
@@ -225,19 +237,11 @@ export async function measureCountedGrowth(
   dir: string,
   log: (message: string) => void,
 ): Promise<Map<LoopHarness, CountedGrowth>> {
-  await requireValgrind()
   const points = growthPoints(steps)
-  const tasks = harnesses.flatMap((harness) =>
-    points.map((n) => async () => {
-      const where = join(dir, `${harness}-${n}`)
-      log(`callgrind: ${harness}, ${n} steps`)
-      return countLoop({ kind: 'loop', harness, steps: n, dir: where }, `${where}.callgrind`)
-    }),
-  )
-  const counts = await pooled(tasks, 2)
+  const counts = await countTurns(harnesses, points, dir, log)
   const out = new Map<LoopHarness, CountedGrowth>()
   harnesses.forEach((harness, i) => {
-    const totals = counts.slice(4 * i, 4 * i + 4) as [EventCounts, EventCounts, EventCounts, EventCounts]
+    const totals = counts[i] as [EventCounts, EventCounts, EventCounts, EventCounts]
     out.set(harness, countedGrowth(points, totals))
   })
   return out
