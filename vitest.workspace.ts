@@ -8,6 +8,7 @@ export const projects: string[] = [
   'packages/dsh-otel',
   'packages/dsh-replay',
   'packages/dsh-viewer',
+  'packages/dsh-mcp',
   'packages/dsh-session-postgres',
   'examples/fleet',
   'examples/coding-agent',
