@@ -14,6 +14,9 @@ import type { McpServerConfig, McpServerState, McpServerStatus, McpWarning } fro
 /** The client name and version dsh-mcp announces in `initialize`. */
 export const CLIENT_INFO = { name: 'dsh-mcp', version: '0.1.0' } as const
 
+/** How long a stdio child that is still running after the SDK closed it gets after `SIGTERM`. */
+const REAP_GRACE_MS = 1_000
+
 /** What a `ServerLink` needs from its plugin. */
 export interface LinkHost {
   readonly server: string
@@ -60,8 +63,9 @@ export class ServerLink implements CallLink {
     return this.host.server
   }
 
-  /** Starts the first connection attempt in the background. */
+  /** Reports `connecting` and starts the first connection attempt in the background. */
   start(): void {
+    this.host.report(this.status())
     void this.connect()
   }
 
@@ -108,6 +112,7 @@ export class ServerLink implements CallLink {
       targets.map(async ({ client, transport }) => {
         await transport.terminate()
         await client.close().catch(() => {})
+        await transport.reap(REAP_GRACE_MS)
       }),
     )
   }
@@ -148,6 +153,8 @@ export class ServerLink implements CallLink {
       if (this.connecting !== attempt) return
       this.connecting = undefined
       await client.close().catch(() => {})
+      // A server that failed to start properly gets no grace period.
+      await transport.reap(0)
       this.retry(`connecting failed: ${describeError(error)}`)
       return
     }
@@ -161,10 +168,15 @@ export class ServerLink implements CallLink {
   }
 
   private lost(client: Client, reason: string): void {
-    if (this.closed || this.live?.client !== client) return
+    const live = this.live
+    if (this.closed || live?.client !== client) return
+    const { transport } = live
     this.live = undefined
     this.host.tools.clear()
-    void client.close().catch(() => {})
+    void client
+      .close()
+      .catch(() => {})
+      .then(() => transport.reap(REAP_GRACE_MS))
     this.retry(reason)
   }
 
