@@ -3,8 +3,13 @@
  * with `tools/list_changed`, and on a lost connection unregister the tools and retry with backoff.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import type { CallLink } from './call.ts'
+import {
+  type Progress,
+  ProgressNotificationSchema,
+  type Tool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import type { CallLink, ProgressRoutes } from './call.ts'
 import type { ResolvedConfig } from './config.ts'
 import { describeError } from './errors.ts'
 import type { ServerToolSet } from './tool-set.ts'
@@ -30,6 +35,7 @@ export interface LinkHost {
 interface Live {
   readonly client: Client
   readonly transport: ServerTransport
+  readonly progress: ProgressRoutes
 }
 
 /** Every tool of `client`'s server, following `nextCursor` pages. */
@@ -88,8 +94,8 @@ export class ServerLink implements CallLink {
     return () => this.waiters.delete(wake)
   }
 
-  current(): { readonly client: Client } | { readonly reason: string } {
-    if (this.live !== undefined) return { client: this.live.client }
+  current(): { readonly client: Client; readonly progress: ProgressRoutes } | { readonly reason: string } {
+    if (this.live !== undefined) return { client: this.live.client, progress: this.live.progress }
     const why = this.error === undefined ? '' : ` (${this.error})`
     return { reason: `the server is ${this.state}${why}` }
   }
@@ -136,8 +142,15 @@ export class ServerLink implements CallLink {
       return
     }
     const client = new Client({ ...CLIENT_INFO }, { capabilities: {} })
-    const attempt: Live = { client, transport }
+    const progress: ProgressRoutes = new Map()
+    const attempt: Live = { client, transport, progress }
     this.connecting = attempt
+    // Routed here instead of through the SDK's `onprogress`, which drops a notification that
+    // arrives in the same read as its call's result (the result unregisters it first).
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, ...rest } = notification.params
+      progress.get(progressToken)?.(rest as Progress)
+    })
     let changed = false
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (this.live?.client === client) void this.resync(client)

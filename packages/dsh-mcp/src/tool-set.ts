@@ -52,11 +52,20 @@ export class ServerToolSet {
   /**
    * Makes `tools` (as the server listed them, filtered by `include`/`exclude`) the server's set.
    * A tool that cannot be registered (its name is taken by another plugin's tool, its schema does
-   * not compile) is skipped with an `mcp/warning` `TOOL_SKIPPED`. Returns whether the set changed.
+   * not compile, it runs only as an MCP task) is skipped with an `mcp/warning` `TOOL_SKIPPED`. Returns whether the set changed.
    */
   replace(tools: readonly Tool[]): boolean {
     const { server } = this.host
-    const accepted = tools.filter((tool) => this.host.accepts(server, tool.name))
+    const accepted = tools.filter((tool) => {
+      if (!this.host.accepts(server, tool.name)) return false
+      if (tool.execution?.taskSupport !== 'required') return true
+      this.host.warn({
+        server,
+        code: 'TOOL_SKIPPED',
+        message: `MCP tool "${tool.name}" on server "${server}" was not registered: it runs only as a task (execution.taskSupport "required"), which dsh-mcp does not support`,
+      })
+      return false
+    })
     const names = toolNames(
       server,
       accepted.map((tool) => tool.name),
