@@ -107,3 +107,59 @@ describe('McpTools over an in-process McpServer', () => {
     ])
   })
 })
+
+describe('re-syncing a server whose tools/list fails', () => {
+  it('keeps the previous set on a failed fetch, then takes the new one (a schema with $id registers again)', async () => {
+    const { Server } = await import('@modelcontextprotocol/sdk/server/index.js')
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+    const { ListToolsRequestSchema, CallToolRequestSchema } = await import(
+      '@modelcontextprotocol/sdk/types.js'
+    )
+    let listing: 'v1' | 'broken' | 'v2' = 'v1'
+    let server: InstanceType<typeof Server> | undefined
+    const tool = (description: string) => ({
+      name: 'lookup',
+      description,
+      inputSchema: { $id: 'urn:lookup', type: 'object' as const, properties: { key: { type: 'string' } } },
+    })
+    const factory = () => {
+      const [client, side] = InMemoryTransport.createLinkedPair()
+      server = new Server(
+        { name: 'flaky', version: '1.0.0' },
+        { capabilities: { tools: { listChanged: true } } },
+      )
+      server.setRequestHandler(ListToolsRequestSchema, async () => {
+        if (listing === 'broken') throw new Error('database down')
+        return { tools: [tool(listing === 'v1' ? 'Looks up v1.' : 'Looks up v2.')] }
+      })
+      server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [] }))
+      void server.connect(side)
+      return client
+    }
+    harness = await createMcpHarness({ servers: { flaky: { transport: factory } } })
+    const { app } = harness
+    await app.mcp.whenReady('flaky')
+    expect(app.tools.get('flaky__lookup')?.schema.description).toBe('Looks up v1.')
+    listing = 'broken'
+    await server?.sendToolListChanged()
+    await until(() => harness?.warnings.length === 1, 'the failed re-sync')
+    expect(harness.warnings).toEqual([
+      {
+        server: 'flaky',
+        code: 'LIST_FAILED',
+        message:
+          're-listing the tools of MCP server "flaky" failed; its previous tools stay: MCP error -32603: database down',
+      },
+    ])
+    expect(app.tools.names()).toEqual(['flaky__lookup'])
+    expect(app.tools.get('flaky__lookup')?.schema.description).toBe('Looks up v1.')
+    listing = 'v2'
+    await server?.sendToolListChanged()
+    await until(() => app.tools.get('flaky__lookup')?.schema.description === 'Looks up v2.', 'the new set')
+    expect(app.tools.get('flaky__lookup')?.schema.parameters).toEqual({
+      type: 'object',
+      properties: { key: { type: 'string' } },
+    })
+    expect(harness.warnings).toHaveLength(1)
+  })
+})
