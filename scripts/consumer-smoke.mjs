@@ -164,6 +164,20 @@ run('npm', ['install', ...npmFlags, ...packed.map((p) => p.tarball), 'cordis@4.0
 })
 run('npm', ['install', ...npmFlags, '-D', 'typescript@~5.9.3', '@types/node@^20'], { cwd: app })
 writeFileSync(join(app, 'agent.ts'), readmeQuickStart())
+// dsh-mcp: its plugin, service and naming rule type-check and load beside the quick start.
+writeFileSync(
+  join(app, 'mcp.ts'),
+  [
+    "import { Context } from 'cordis'",
+    "import { ToolRegistry } from 'dsh-agent-loop'",
+    "import McpTools, { toolName } from 'dsh-mcp'",
+    'const app = new Context()',
+    'await app.plugin(ToolRegistry)',
+    'await app.plugin(McpTools, { servers: {} })',
+    "console.log(toolName('fs', 'files.read'), app.mcp.servers().length)",
+    '',
+  ].join('\n'),
+)
 const tsc = join(app, 'node_modules/.bin/tsc')
 
 // 5. Type-check under NodeNext (tsc --init, as the README says) and under bundler; then build.
@@ -214,6 +228,9 @@ if (
   fail(`wrong.ts should fail with exactly the two type errors, got:\n${wrong.stdout}`)
 }
 rmSync(join(app, 'wrong.ts'))
+
+const mcp = run(process.execPath, ['dist/mcp.js'], { cwd: app })
+if (!/^fs__files_read_[0-9a-f]{8} 0\n$/.test(mcp)) fail(`dist/mcp.js printed:\n${mcp}`)
 
 // 6. Run it: on the scripted stand-in it prints the transcript and exits 0 ...
 const env = { ...process.env, DEEPSEEK_API_KEY: '', DSH_SCRIPTED: '' }
