@@ -134,15 +134,21 @@ function problem(message: string, path: string): string {
   return path === '' ? `✖ ${message}` : `✖ ${message}\n  → at ${path}`
 }
 
+/**
+ * `addUsedSchema: false`: the shared instances do not keep compiled schemas by `$id`, so a schema
+ * with an `$id` can be registered again (after its tool was unregistered, or by a second tool).
+ */
+const AJV_OPTIONS = { allErrors: true, strict: false, addUsedSchema: false } as const
+
 const validators: { draft07?: Ajv; draft2020?: Ajv2020 } = {}
 
 /** The shared Ajv instance for a schema's dialect: 2020-12 when it says so, else draft-07. */
 function ajvFor(dialect: string): Ajv {
   if (dialect.includes('2020-12')) {
-    validators.draft2020 ??= new Ajv2020({ allErrors: true, strict: false })
+    validators.draft2020 ??= new Ajv2020(AJV_OPTIONS)
     return validators.draft2020
   }
-  validators.draft07 ??= new Ajv({ allErrors: true, strict: false })
+  validators.draft07 ??= new Ajv(AJV_OPTIONS)
   return validators.draft07
 }
 

@@ -22,11 +22,7 @@ export interface ToolSetHost {
   warn(warning: McpWarning): void
 }
 
-/**
- * The JSON Schema offered for an MCP tool's `inputSchema`: the schema itself without a root `$id`
- * (the validator caches schemas by `$id`, so a second registration of the same tool after a
- * re-sync would be refused).
- */
+/** The JSON Schema offered for an MCP tool's `inputSchema`: the schema without its root `$id`. */
 function parameters(tool: Tool): JsonSchema {
   const { $id: _id, ...schema } = tool.inputSchema as Record<string, unknown>
   return schema as JsonSchema
