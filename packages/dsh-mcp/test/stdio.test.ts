@@ -98,7 +98,11 @@ describe('McpTools over stdio', () => {
     await app.mcp.whenReady('demo')
     const agent = await app.agentLoop.create({ provider: 'test', model: 'm' })
     agent.send(userText('go'))
-    await until(() => serverLog().includes('waiting:slow'), 'the slow call to start')
+    // Both progress notifications have reached the client (the server sends them before it waits).
+    await until(
+      () => serverLog().includes('waiting:slow') && harness?.progress.length === 2,
+      'the slow call to start and report progress',
+    )
     agent.cancel('user pressed stop')
     await agent.whenIdle()
     await until(
