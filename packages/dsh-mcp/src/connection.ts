@@ -62,6 +62,8 @@ export class ServerLink implements CallLink {
   private syncing = false
   private resyncAgain = false
   private readonly waiters = new Set<() => void>()
+  /** Stops of connections already given up, which `close()` still waits for. */
+  private readonly stopping = new Set<Promise<void>>()
 
   constructor(private readonly host: LinkHost) {}
 
@@ -114,13 +116,20 @@ export class ServerLink implements CallLink {
     this.live = undefined
     this.connecting = undefined
     this.setState('closed', undefined)
-    await Promise.all(
-      targets.map(async ({ client, transport }) => {
+    await Promise.all([
+      ...targets.map(async ({ client, transport }) => {
         await transport.terminate()
         await client.close().catch(() => {})
         await transport.reap(REAP_GRACE_MS)
       }),
-    )
+      ...this.stopping,
+    ])
+  }
+
+  /** Runs `stop` (closing a connection given up) so that `close()` waits for it too. */
+  private track(stop: Promise<void>): Promise<void> {
+    this.stopping.add(stop)
+    return stop.finally(() => this.stopping.delete(stop))
   }
 
   private setState(state: McpServerState, error: string | undefined): void {
@@ -165,9 +174,13 @@ export class ServerLink implements CallLink {
     } catch (error) {
       if (this.connecting !== attempt) return
       this.connecting = undefined
-      await client.close().catch(() => {})
       // A server that failed to start properly gets no grace period.
-      await transport.reap(0)
+      await this.track(
+        client
+          .close()
+          .catch(() => {})
+          .then(() => transport.reap(0)),
+      )
       this.retry(`connecting failed: ${describeError(error)}`)
       return
     }
@@ -186,10 +199,12 @@ export class ServerLink implements CallLink {
     const { transport } = live
     this.live = undefined
     this.host.tools.clear()
-    void client
-      .close()
-      .catch(() => {})
-      .then(() => transport.reap(REAP_GRACE_MS))
+    void this.track(
+      client
+        .close()
+        .catch(() => {})
+        .then(() => transport.reap(REAP_GRACE_MS)),
+    )
     this.retry(reason)
   }
 
