@@ -3,7 +3,14 @@ import { ToolRegistry } from 'dsh-agent-loop'
 import { textResponse, toolCallResponse } from 'dsh-llm/testing'
 import McpTools from 'dsh-mcp'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createMcpHarness, inMemoryDemo, type McpHarness, results, until } from './harness.ts'
+import {
+  createDemoServer,
+  createMcpHarness,
+  inMemoryDemo,
+  type McpHarness,
+  results,
+  until,
+} from './harness.ts'
 
 let harness: McpHarness | undefined
 afterEach(async () => {
@@ -73,5 +80,46 @@ describe('McpTools options', () => {
         message,
       })
     }
+  })
+})
+
+describe('a server that is gone for good', () => {
+  it('reconnect: false — its tools go, and a call resolved before the loss gets MCP_SERVER_UNAVAILABLE', async () => {
+    const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js')
+    const { CallId } = await import('dsh-llm')
+    const servers: Array<ReturnType<typeof createDemoServer>> = []
+    const factory = () => {
+      const [client, side] = InMemoryTransport.createLinkedPair()
+      const server = createDemoServer()
+      servers.push(server)
+      void server.connect(side)
+      return client
+    }
+    harness = await createMcpHarness({ servers: { demo: { transport: factory } }, reconnect: false })
+    const { app } = harness
+    await app.mcp.whenReady('demo')
+    const echo = app.tools.get('demo__echo')
+    await servers[0]?.close()
+    await until(() => app.mcp.status('demo').state === 'failed', 'the server to be given up')
+    expect(app.tools.names()).toEqual([])
+    expect(app.mcp.status('demo')).toEqual({
+      server: 'demo',
+      state: 'failed',
+      tools: [],
+      attempt: 0,
+      error: 'the connection closed',
+    })
+    const context = {
+      signal: new AbortController().signal,
+      callId: CallId('late'),
+      agent: undefined as never,
+    }
+    expect(await echo?.definition.execute({ text: 'late' }, context)).toEqual({
+      content:
+        '[MCP_SERVER_UNAVAILABLE] MCP tool "echo" on server "demo" was not called: the server is failed (the connection closed)',
+      isError: true,
+    })
+    await expect(app.mcp.whenReady('demo')).rejects.toMatchObject({ code: 'SERVER_UNAVAILABLE' })
+    expect(servers).toHaveLength(1)
   })
 })
