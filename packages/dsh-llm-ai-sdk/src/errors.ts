@@ -65,6 +65,7 @@ const CONTEXT_LENGTH =
  * first: 401/403 `AUTH`, 402 `QUOTA_EXCEEDED`, 404 `MODEL_NOT_FOUND` when the message speaks of the
  * model else `NOT_FOUND`, 408 `TIMEOUT`, 409 `CONFLICT`, 429 `RATE_LIMIT` (`QUOTA_EXCEEDED` for an
  * `insufficient_quota` body), 5xx and Anthropic's 529 `overloaded_error` `SERVER` (retryable), a
+ * bad-key message (Gemini answers 400 "API key not valid") `AUTH`, a
  * context-length message `CONTEXT_WINDOW_EXCEEDED`, any other status `INVALID_REQUEST`; no status at
  * all (the connection failed) `TRANSPORT`. An error part's object by its provider type
  * (`overloaded_error` → `SERVER`, `rate_limit_error` → `RATE_LIMIT`, ...). A JSON or type
@@ -77,7 +78,7 @@ export function failureOf(error: unknown, context: FailureContext, now: number =
   if (APICallError.isInstance(error)) return apiFailure(error, context, now)
   const record = recordOf(error)
   const inner = recordOf(record?.error) ?? record
-  const providerCode = stringOf(inner?.type) ?? stringOf(inner?.status) ?? stringOf(inner?.code)
+  const providerCode = providerCodeOf(inner)
   const message = stringOf(inner?.message) ?? (error instanceof Error ? error.message : describe(error))
   const name = error instanceof Error ? error.name : ''
   let code: string
@@ -103,14 +104,14 @@ function apiFailure(error: APICallError, context: FailureContext, now: number): 
   const status = error.statusCode
   const headers = lowerCased(error.responseHeaders)
   const body = parseJson(error.responseBody)
-  const inner =
-    recordOf(recordOf(body)?.error) ?? recordOf(Array.isArray(body) ? recordOf(body[0])?.error : undefined)
-  const providerCode =
-    stringOf(inner?.type) ??
-    stringOf(inner?.status) ??
-    stringOf(inner?.code) ??
-    stringOf(headers['x-amzn-errortype'])?.split(':')[0]
-  const message = error.message
+  const top = recordOf(body) ?? recordOf(Array.isArray(body) ? body[0] : undefined)
+  // `{error: {...}}` (Anthropic, OpenAI, Google) or a top-level error object (Mistral's `object: 'error'`).
+  const inner = recordOf(top?.error) ?? (top?.object === 'error' ? top : undefined)
+  const providerCode = providerCodeOf(inner) ?? stringOf(headers['x-amzn-errortype'])?.split(':')[0]
+  const message =
+    error.message.trim() !== ''
+      ? error.message
+      : (stringOf(recordOf(body)?.message) ?? `HTTP ${status ?? 'error'}`)
   const requestId = headerRequestId(headers) ?? stringOf(recordOf(body)?.request_id) ?? context.requestId
   const code = codeOf(status, providerCode, message)
   const retryable =
@@ -128,10 +129,22 @@ function apiFailure(error: APICallError, context: FailureContext, now: number): 
   })
 }
 
+/**
+ * The provider's own error code: a string `code` (OpenAI's `rate_limit_exceeded`, more precise than
+ * its `type`), else `type` (Anthropic's `overloaded_error`), else `status` (Google's
+ * `RESOURCE_EXHAUSTED`).
+ */
+function providerCodeOf(inner: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const code = typeof inner?.code === 'string' && inner.code !== '' ? inner.code : undefined
+  return code ?? stringOf(inner?.type) ?? stringOf(inner?.status)
+}
+
+const BAD_KEY = /api key not valid|invalid api key|incorrect api key|invalid x-api-key/i
+
 function codeOf(status: number | undefined, providerCode: string | undefined, message: string): string {
   if (status === undefined) return LlmErrorCode.TRANSPORT
   if (providerCode === 'insufficient_quota' || status === 402) return LlmErrorCode.QUOTA_EXCEEDED
-  if (status === 401 || status === 403) return LlmErrorCode.AUTH
+  if (status === 401 || status === 403 || BAD_KEY.test(message)) return LlmErrorCode.AUTH
   if (status === 404) return /model/i.test(message) ? LlmErrorCode.MODEL_NOT_FOUND : LlmErrorCode.NOT_FOUND
   if (status === 408) return LlmErrorCode.TIMEOUT
   if (status === 409) return LlmErrorCode.CONFLICT
