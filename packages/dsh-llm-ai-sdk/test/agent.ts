@@ -6,6 +6,7 @@ import { mountInvariants } from 'dsh-invariants/vitest'
 import { LlmRuntime } from 'dsh-llm'
 import { type SessionStorage, Sessions } from 'dsh-session'
 import { fromAiSdk } from '../src/index.ts'
+import * as fx from './fixtures/anthropic.ts'
 import { claude } from './helpers.ts'
 import { type Recorded, type RecordedFetch, recordedFetch } from './recorded.ts'
 
@@ -65,4 +66,26 @@ export function replayBlocks(body: string): unknown[] {
     }
   }
   return out
+}
+
+/** What every later request must carry, in this order, byte for byte. */
+export const EXPECTED_REPLAY = [
+  {
+    type: 'thinking',
+    thinking: 'The user wants the weather in Paris. I should call get_weather.',
+    signature: fx.SIGNATURES.weather,
+  },
+  { type: 'redacted_thinking', data: fx.SIGNATURES.redacted },
+  { type: 'thinking', thinking: 'It is 18 degrees. Now the time there.', signature: fx.SIGNATURES.second },
+  { type: 'redacted_thinking', data: fx.SIGNATURES.redactedSecond },
+]
+
+/** The signatures and redacted data in order of appearance in a raw body. */
+export function opaqueInOrder(body: string): string[] {
+  const all = Object.values(fx.SIGNATURES)
+  return all
+    .map((value) => ({ value, at: body.indexOf(JSON.stringify(value)) }))
+    .filter((hit) => hit.at >= 0)
+    .sort((a, b) => a.at - b.at)
+    .map((hit) => hit.value)
 }

@@ -34,7 +34,9 @@ function markedMessages(body: Body): number[] {
 
 /** The bytes up to and including message `index` (tools, system, messages), markers left out. */
 function prefixBytes(body: Body, index: number): string {
-  return JSON.stringify(unmarked({ tools: body.tools, system: body.system, messages: body.messages.slice(0, index + 1) }))
+  return JSON.stringify(
+    unmarked({ tools: body.tools, system: body.system, messages: body.messages.slice(0, index + 1) }),
+  )
 }
 
 describe('cache breakpoints over five steps', () => {

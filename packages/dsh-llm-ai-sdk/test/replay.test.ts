@@ -12,33 +12,11 @@ import { promisify } from 'node:util'
 import { SessionId, userText } from 'dsh-llm'
 import { JsonlStorage } from 'dsh-session'
 import { describe, expect, it } from 'vitest'
-import { AGENT_OPTIONS, agentApp, replayBlocks } from './agent.ts'
+import { AGENT_OPTIONS, agentApp, EXPECTED_REPLAY, opaqueInOrder, replayBlocks } from './agent.ts'
 import * as fx from './fixtures/anthropic.ts'
 import { bodyOf } from './recorded.ts'
 
 const CHILD = fileURLToPath(new URL('./fixtures/resume-child.mjs', import.meta.url))
-
-/** What every later request must carry, in this order, byte for byte. */
-const EXPECTED_REPLAY = [
-  {
-    type: 'thinking',
-    thinking: 'The user wants the weather in Paris. I should call get_weather.',
-    signature: fx.SIGNATURES.weather,
-  },
-  { type: 'redacted_thinking', data: fx.SIGNATURES.redacted },
-  { type: 'thinking', thinking: 'It is 18 degrees. Now the time there.', signature: fx.SIGNATURES.second },
-  { type: 'redacted_thinking', data: fx.SIGNATURES.redactedSecond },
-]
-
-/** The signatures and redacted data in order of appearance in a raw body. */
-function opaqueInOrder(body: string): string[] {
-  const all = Object.values(fx.SIGNATURES)
-  return all
-    .map((value) => ({ value, at: body.indexOf(JSON.stringify(value)) }))
-    .filter((hit) => hit.at >= 0)
-    .sort((a, b) => a.at - b.at)
-    .map((hit) => hit.value)
-}
 
 describe('Claude thinking replay across JSONL resume and fork', () => {
   it('every signature and redacted block returns byte-identical, in order', async () => {
