@@ -85,4 +85,14 @@ describe('cache breakpoints over five steps', () => {
     await agent.whenIdle()
     expect(recorded.requests[0]?.body).not.toContain('cache_control')
   })
+
+  it('an unknown breakpoints mode is refused when the agent is created', async () => {
+    const { app } = await agentApp([])
+    await expect(
+      app.agentLoop.create({ ...AGENT_OPTIONS, cachePolicy: { breakpoints: 'everywhere' as 'auto' } }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      message: expect.stringContaining(`cachePolicy.breakpoints must be 'auto' or 'none', got "everywhere"`),
+    })
+  })
 })
