@@ -2,6 +2,7 @@
 export const projects: string[] = [
   'packages/dsh-llm',
   'packages/dsh-llm-openai',
+  'packages/dsh-llm-ai-sdk',
   'packages/dsh-session',
   'packages/dsh-agent-loop',
   'packages/dsh-invariants',

@@ -253,6 +253,33 @@ const sessions = readdirSync(join(app, 'sessions')).filter((file) => file.endsWi
 if (sessions.length !== 1) fail(`expected one session file, found ${sessions.length}`)
 run('npx', ['--no-install', 'dsh-invariants', 'check', join('sessions', sessions[0])], { cwd: app })
 
+// 8. dsh-llm-ai-sdk from its tarball: an AI SDK V3 model (a stand-in, no network) as a dsh adapter.
+writeFileSync(
+  join(app, 'ai-sdk.mjs'),
+  [
+    "import { fromAiSdk } from 'dsh-llm-ai-sdk'",
+    'const parts = [',
+    "  { type: 'text-start', id: '0' },",
+    "  { type: 'text-delta', id: '0', delta: 'hi' },",
+    "  { type: 'text-end', id: '0', providerMetadata: { anthropic: { signature: 's' } } },",
+    "  { type: 'finish', finishReason: { unified: 'stop', raw: 'end_turn' }, usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } } },",
+    ']',
+    'const model = {',
+    "  specificationVersion: 'v3', provider: 'stand-in.chat', modelId: 'm', supportedUrls: {},",
+    "  doGenerate: async () => { throw new Error('unused') },",
+    '  doStream: async () => ({ stream: new ReadableStream({ start(c) { for (const p of parts) c.enqueue(p); c.close() } }) }),',
+    '}',
+    'const chunks = []',
+    "for await (const chunk of fromAiSdk(model).stream({ provider: 'p', model: 'm', messages: [] })) chunks.push(chunk.type === 'block-end' ? chunk.block : chunk.type)",
+    'console.log(JSON.stringify(chunks))',
+    '',
+  ].join('\n'),
+)
+const aiSdk = run(process.execPath, ['ai-sdk.mjs'], { cwd: app })
+const aiSdkExpected =
+  '["block-start","text-delta",{"type":"text","text":"hi","providerData":{"anthropic":{"signature":"s"}}},"usage","finish"]\n'
+if (aiSdk !== aiSdkExpected) fail(`dsh-llm-ai-sdk with a stand-in model printed:\n${aiSdk}`)
+
 console.log('consumer-smoke: ok')
 for (const { name, size } of packed) console.log(`  ${name.padEnd(20)} ${kb(size).padStart(9)} packed`)
 console.log(`  ${'all packages'.padEnd(20)} ${kb(total).padStart(9)} packed (budget ${kb(budgets.total)})`)

@@ -45,10 +45,23 @@ export function checkCallOptions(where: string, options: object): void {
       `reasoningEffort must be one of ${EFFORTS.map((effort) => `'${effort}'`).join(', ')}, got ${shown(reasoningEffort)}`,
     )
   }
+  checkCachePolicy(where, (options as Record<string, unknown>).cachePolicy)
   if (stop === undefined) return
   if (!Array.isArray(stop)) throw invalid(where, `stop must be an array of strings, got ${shown(stop)}`)
   stop.forEach((entry: unknown, index) => {
     if (typeof entry !== 'string')
       throw invalid(where, `stop[${index}] must be a string, got ${shown(entry)}`)
   })
+}
+
+/** `cachePolicy` (issue 32): absent, or `{breakpoints: 'auto' | 'none', ttl?: '5m' | '1h'}`. */
+function checkCachePolicy(where: string, policy: unknown): void {
+  if (policy === undefined) return
+  const record = (typeof policy === 'object' && policy !== null ? policy : {}) as Record<string, unknown>
+  if (record.breakpoints !== 'auto' && record.breakpoints !== 'none') {
+    throw invalid(where, `cachePolicy.breakpoints must be 'auto' or 'none', got ${shown(record.breakpoints)}`)
+  }
+  if (record.ttl !== undefined && record.ttl !== '5m' && record.ttl !== '1h') {
+    throw invalid(where, `cachePolicy.ttl must be '5m' or '1h', got ${shown(record.ttl)}`)
+  }
 }

@@ -43,7 +43,24 @@ function pickConfig(source: LlmCallConfig): LlmCallConfig {
   if (source.maxTokens !== undefined) config.maxTokens = source.maxTokens
   if (source.reasoningEffort !== undefined) config.reasoningEffort = source.reasoningEffort
   if (source.stop !== undefined) config.stop = [...source.stop]
+  if (source.cachePolicy !== undefined) config.cachePolicy = { ...source.cachePolicy }
   return deepFreeze(config)
+}
+
+/**
+ * `config` with its cache policy's `prefixMessages` set to the session prefix's length (issue 32):
+ * the adapter then knows where the stable prefix ends. Without a cache policy, `config` itself.
+ */
+function withPrefixCount(config: LlmCallConfig, prefixLength: number): LlmCallConfig {
+  const policy = config.cachePolicy
+  if (policy === undefined || policy.prefixMessages === prefixLength) return config
+  return deepFreeze({ ...config, cachePolicy: { ...policy, prefixMessages: prefixLength } })
+}
+
+function sameCachePolicy(a: LlmCallConfig['cachePolicy'], b: LlmCallConfig['cachePolicy']): boolean {
+  if (a === b) return true
+  if (a === undefined || b === undefined) return false
+  return a.breakpoints === b.breakpoints && a.ttl === b.ttl && a.prefixMessages === b.prefixMessages
 }
 
 function isConfig(value: unknown): value is LlmCallConfig {
@@ -90,7 +107,8 @@ function sameSeed(options: AgentOptions, seed: LlmCallConfig): boolean {
     options.temperature === seed.temperature &&
     options.maxTokens === seed.maxTokens &&
     options.reasoningEffort === seed.reasoningEffort &&
-    sameNames(options.stop, seed.stop)
+    sameNames(options.stop, seed.stop) &&
+    sameCachePolicy(options.cachePolicy, seed.cachePolicy)
   )
 }
 
@@ -200,7 +218,7 @@ async function render(
   const tools = source.tools.select(toolNames).map((tool) => tool.schema)
   const prefix = source.prefix
   const header: { -readonly [K in keyof RequestHeader]: RequestHeader[K] } = {
-    config: config === seed ? seed : pickConfig(config),
+    config: withPrefixCount(config === seed ? seed : pickConfig(config), prefix.length),
   }
   if (systemText !== undefined) header.system = systemText
   if (tools.length > 0) header.tools = tools

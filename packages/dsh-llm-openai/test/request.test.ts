@@ -162,6 +162,44 @@ describe('request mapping', () => {
     })
   })
 
+  it('leaves out replay metadata it cannot send: providerData never reaches the wire', async () => {
+    const adapter = deepseek({ apiKey: 'sk-ds', baseURL: server.baseURL })
+    const signed: LlmRequest = {
+      ...conversation,
+      messages: conversation.messages.map((message) =>
+        message.role !== 'assistant'
+          ? message
+          : {
+              ...message,
+              content: message.content.map((block) =>
+                block.type === 'reasoning' || block.type === 'tool-call'
+                  ? { ...block, providerData: { anthropic: { signature: 'sig-not-for-openai' } } }
+                  : block,
+              ),
+            },
+      ),
+    }
+    const request = await sent(() => run(adapter, signed))
+    expect(request.body).not.toContain('sig-not-for-openai')
+    expect(request.body).not.toContain('providerData')
+    expect(request.json).toEqual({
+      model: 'deepseek-reasoner',
+      messages: wireMessages({
+        role: 'assistant',
+        content: 'Checking.',
+        reasoning_content: 'Two lookups, in parallel.',
+        tool_calls: assistantToolCalls,
+      }),
+      stream: true,
+      tools: toolsOnWire,
+      temperature: 0.2,
+      max_tokens: 512,
+      stop: ['END'],
+      reasoning_effort: 'high',
+      stream_options: { include_usage: true },
+    })
+  })
+
   it('in thinking mode gives every tool-call turn a reasoning_content, empty when it had no reasoning', async () => {
     const adapter = deepseek({ apiKey: 'sk-ds', baseURL: server.baseURL })
     const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-v4' } as const

@@ -26,6 +26,7 @@ export {
 } from './messages.ts'
 export { emitContained } from './notify.ts'
 export type {
+  CachePolicy,
   JsonSchema,
   LlmAdapter,
   LlmCallConfig,
@@ -62,8 +63,11 @@ export type {
   ContentBlockType,
   FinishReason,
   FinishReasonMap,
+  JsonObject,
+  JsonValue,
   MessageSource,
   MessageSourceMap,
+  ProviderData,
   ReasoningBlock,
   TextBlock,
   ToolCallBlock,

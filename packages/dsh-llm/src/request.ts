@@ -5,6 +5,21 @@ import type { StreamChunk } from './stream.ts'
 /** How much the model should think before answering, where the provider supports it. */
 export type ReasoningEffort = 'low' | 'medium' | 'high'
 
+/**
+ * Prompt caching. `breakpoints: 'auto'` asks an adapter that supports explicit cache breakpoints
+ * (Anthropic `cache_control`, Bedrock cache points) to mark the end of the stable prefix (tools,
+ * system prompt and the header's `prefixMessages` session-prefix messages), the last message of the
+ * previous request (the message before the latest assistant message) and the last message of this
+ * request, so each step reads the whole earlier request from cache and writes its own. `ttl` is the
+ * provider's cache lifetime where it offers a choice. Adapters without explicit caching ignore it.
+ */
+export interface CachePolicy {
+  readonly breakpoints: 'auto' | 'none'
+  readonly ttl?: '5m' | '1h'
+  /** How many leading messages are the session prefix; the agent loop records it in the header. */
+  readonly prefixMessages?: number
+}
+
 /** The scalar part of a model call: which model, and how to sample it. */
 export interface LlmCallConfig {
   readonly provider: string
@@ -13,6 +28,8 @@ export interface LlmCallConfig {
   readonly maxTokens?: number
   readonly reasoningEffort?: ReasoningEffort
   readonly stop?: readonly string[]
+  /** Prompt caching; recorded in the request header, so re-derivation covers it. */
+  readonly cachePolicy?: CachePolicy
 }
 
 /** A JSON Schema document (an object), as sent to the provider. */

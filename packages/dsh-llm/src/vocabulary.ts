@@ -6,13 +6,44 @@
 import type { LlmFailure } from './errors.ts'
 import type { CallId } from './ids.ts'
 
+/** A JSON value: what survives `JSON.stringify` and `JSON.parse` unchanged. */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue }
+
+/** A JSON object. */
+export type JsonObject = { readonly [key: string]: JsonValue }
+
+/**
+ * Replay metadata of a content block, keyed by provider (the AI SDK's provider options key:
+ * `anthropic`, `google`, `openai`, `bedrock`, ...): what the provider returned with the block and
+ * needs back verbatim on later requests — a reasoning signature, redacted or encrypted reasoning, a
+ * thought signature on a tool call, a reasoning item id. Opaque to dsh: it is stored, derived and
+ * compared as JSON and never interpreted outside the adapter that wrote it. It lives on the block,
+ * so dropping a block drops its metadata. An adapter that cannot send it leaves it out.
+ */
+export type ProviderData = { readonly [provider: string]: JsonObject }
+
 export interface TextBlock {
   readonly type: 'text'
   readonly text: string
+  /** Replay metadata (see `ProviderData`); absent when the provider sent none. */
+  readonly providerData?: ProviderData
 }
+/**
+ * The model's reasoning. Redacted reasoning (Anthropic `redacted_thinking`, an encrypted OpenAI
+ * reasoning item with no summary) is a reasoning block with empty `text` whose `providerData` holds
+ * the opaque data.
+ */
 export interface ReasoningBlock {
   readonly type: 'reasoning'
   readonly text: string
+  /** Replay metadata: a signature, redacted or encrypted data, an item id. */
+  readonly providerData?: ProviderData
 }
 /** A tool call as the model produced it. `arguments` is the raw JSON text, never re-serialized. */
 export interface ToolCallBlock {
@@ -20,6 +51,8 @@ export interface ToolCallBlock {
   readonly id: CallId
   readonly name: string
   readonly arguments: string
+  /** Replay metadata, e.g. Gemini's thought signature on a function call. */
+  readonly providerData?: ProviderData
 }
 export interface ToolResultBlock {
   readonly type: 'tool-result'

@@ -47,7 +47,8 @@ export function optional(value: unknown, check: (value: unknown) => boolean): bo
 
 /** A known content block (`text`, `reasoning`, `tool-call`, `tool-result`); unknown types → zod. */
 export function isContentBlock(value: unknown): boolean {
-  if (!isRecord(value)) return false
+  // issue 32: a block with replay metadata (`providerData`) is left to zod, which checks its JSON.
+  if (!isRecord(value) || value.providerData !== undefined) return false
   switch (value.type) {
     case 'text':
     case 'reasoning':

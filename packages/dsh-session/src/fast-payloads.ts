@@ -107,7 +107,9 @@ function isCallConfig(value: unknown): boolean {
     optional(value.temperature, isNumber) &&
     optional(value.maxTokens, isOrdinal) &&
     optional(value.reasoningEffort, isEffort) &&
-    optional(value.stop, (x) => isArrayOf(x, isString))
+    optional(value.stop, (x) => isArrayOf(x, isString)) &&
+    // issue 32: a cache policy is left to zod.
+    value.cachePolicy === undefined
   )
 }
 

@@ -33,14 +33,28 @@ function openUnion(tag: 'type' | 'kind', build: () => Readonly<Record<string, z.
   })
 }
 
+// --- issue 32: replay metadata (`providerData`) and the cache policy. Kept apart to re-apply. ---
+/** A block's `providerData`: JSON objects keyed by provider. */
+const providerDataSchema = z.record(z.string(), z.record(z.string(), z.json())).optional()
+/** `LlmCallConfig.cachePolicy`. */
+const cachePolicySchema = z
+  .object({
+    breakpoints: z.enum(['auto', 'none']),
+    ttl: z.enum(['5m', '1h']).optional(),
+    prefixMessages: count.optional(),
+  })
+  .optional()
+// --- end issue 32 ---
+
 const contentBlockSchemas: Readonly<Record<string, z.ZodType>> = {
-  text: z.object({ type: z.literal('text'), text: z.string() }),
-  reasoning: z.object({ type: z.literal('reasoning'), text: z.string() }),
+  text: z.object({ type: z.literal('text'), text: z.string(), providerData: providerDataSchema }),
+  reasoning: z.object({ type: z.literal('reasoning'), text: z.string(), providerData: providerDataSchema }),
   'tool-call': z.object({
     type: z.literal('tool-call'),
     id: nonEmpty,
     name: z.string(),
     arguments: z.string(),
+    providerData: providerDataSchema,
   }),
   'tool-result': z.object({
     type: z.literal('tool-result'),
@@ -160,6 +174,7 @@ export const requestHeaderSchema = z.object({
     maxTokens: ordinal.optional(),
     reasoningEffort: z.enum(['low', 'medium', 'high']).optional(),
     stop: z.array(z.string()).optional(),
+    cachePolicy: cachePolicySchema,
   }),
   system: z.string().optional(),
   tools: z

@@ -15,7 +15,7 @@ export interface RequestExtras {
 
 /**
  * Builds the request: the header's config scalars (`provider`, `model`, and `temperature`,
- * `maxTokens`, `reasoningEffort`, `stop` only when present), `system` if present, `messages =
+ * `maxTokens`, `reasoningEffort`, `stop`, `cachePolicy` only when present), `system` if present, `messages =
  * [...messagePrefix, ...history]`, `tools` if present, then `sessionId` and `signal` from `extras`.
  * Empty `system`/`tools`/`messagePrefix` count as absent. The result is deep-frozen except the signal;
  * when there is no prefix, `messages` is `history` itself (frozen in place if it was not already).
@@ -42,6 +42,7 @@ export function composeRequest(
   if (config.maxTokens !== undefined) request.maxTokens = config.maxTokens
   if (config.reasoningEffort !== undefined) request.reasoningEffort = config.reasoningEffort
   if (config.stop !== undefined) request.stop = deepFreeze(config.stop)
+  if (config.cachePolicy !== undefined) request.cachePolicy = deepFreeze(config.cachePolicy)
   if (header.system !== undefined && header.system !== '') request.system = header.system
   // One getter shared by every request, its state in a hidden member: a getter made per request
   // would differ from the last one, and V8 then moves each request to a slow dictionary object.

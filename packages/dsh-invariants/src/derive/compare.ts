@@ -76,6 +76,7 @@ const FIELD_ORDER = [
   'maxTokens',
   'reasoningEffort',
   'stop',
+  'cachePolicy',
   'system',
   'tools',
   'messages',
