@@ -9,6 +9,8 @@ export interface Plan {
   readonly runs: number
   readonly loopSteps: number
   readonly loopHarnesses: readonly LoopHarness[]
+  /** The 1,000-step loop's harnesses on the runtime beside this one (`--beside`): the peers and their baselines. */
+  readonly besideHarnesses: readonly LoopHarness[]
   /** The long tool loop (growth over a long session, the chart's curves); zero steps skips it. */
   readonly longSteps: number
   readonly longRuns: number
@@ -51,6 +53,7 @@ export const FULL: Plan = {
   runs: 3,
   loopSteps: 1000,
   loopHarnesses: ALL_LOOPS,
+  besideHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
   longSteps: 10_000,
   longRuns: 3,
   longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory', 'ai-sdk'],
@@ -75,6 +78,7 @@ export const QUICK: Plan = {
   runs: 3,
   loopSteps: 1000,
   loopHarnesses: ALL_LOOPS.filter((h) => h !== 'ai-sdk'),
+  besideHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
   longSteps: 0,
   longRuns: 0,
   longHarnesses: [],
@@ -96,6 +100,7 @@ export const LOOP_ONLY: Plan = {
   ...QUICK,
   runs: 3,
   loopHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
+  besideHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
   assemblyDeltas: 0,
   storageEvents: 0,
   storageBatches: [],
