@@ -4,7 +4,7 @@ import type { PgPlan } from './scenarios/postgres.ts'
 
 /** Sizes of one suite run. */
 export interface Plan {
-  readonly name: 'full' | 'quick'
+  readonly name: 'full' | 'quick' | 'peers'
   /** Fresh-process runs per measured thing; figures are medians over them. */
   readonly runs: number
   readonly loopSteps: number
@@ -117,4 +117,20 @@ export const LOOP_ONLY: Plan = {
 export const JSONL_ONLY: Plan = {
   ...LOOP_ONLY,
   loopHarnesses: ['floor', 'floor-jsonl', 'dsh-memory', 'dsh-jsonl'],
+}
+
+/**
+ * The peer comparison alone (`--only peers`, meant with `--beside`): the 1,000-step loop of dsh in
+ * memory, pi-agent-core, `ai` and the floor, three interleaved runs, and scale with 1,000 agents,
+ * on this runtime and the one beside it. What changes when the peers or the runtime change, in
+ * about a minute on a quiet machine; → `results/peers.md`.
+ */
+export const PEERS_ONLY: Plan = {
+  ...LOOP_ONLY,
+  name: 'peers',
+  loopHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
+  besideHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
+  scaleAgents: FULL.scaleAgents,
+  scaleSteps: FULL.scaleSteps,
+  scaleRuns: FULL.scaleRuns,
 }
