@@ -4,7 +4,8 @@
  * 22.19, `ai@7` needs 22), on older runtimes (Node 20) the releases pinned for them
  * (`@mariozechner/pi-agent-core@0.73.1`, `ai@6`). Both sets are dev dependencies of the bench.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The oldest Node that runs the current peers: pi-agent-core 1.6's `engines` (ai@7 needs 22). */
@@ -31,11 +32,24 @@ export function runsCurrentPeers(version: string = process.versions.node): boole
   return major > wantMajor || (major === wantMajor && minor >= wantMinor)
 }
 
-/** The folder the peers install into (`bench/node_modules`), from `src/` and from `dist/` alike. */
-const MODULES = new URL('../node_modules/', import.meta.url)
+/**
+ * `node_modules/<folder>/package.json` in the nearest folder above this module that has one, as
+ * Node's resolution looks (this module runs from `src/`, `dist/` or `dist/regression/`).
+ */
+function manifest(folder: string): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const file = join(dir, 'node_modules', folder, 'package.json')
+    if (existsSync(file)) return file
+    const parent = dirname(dir)
+    if (parent === dir)
+      throw new Error(`bench: ${folder} is not installed above ${fileURLToPath(import.meta.url)}`)
+    dir = parent
+  }
+}
 
 function installed(folder: string): PeerRelease {
-  const file = fileURLToPath(new URL(`${folder}/package.json`, MODULES))
+  const file = manifest(folder)
   const json = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown }
   if (typeof json.name !== 'string' || typeof json.version !== 'string') {
     throw new Error(`bench: ${file} has no name or version`)
