@@ -16,8 +16,12 @@ export default defineConfig({
   noExternal: [/^dsh-/],
   external: [
     'ai',
+    'ai-7',
     '@mariozechner/pi-agent-core',
     '@mariozechner/pi-ai',
+    '@earendil-works/pi-agent-core',
+    '@earendil-works/pi-ai',
+    '@earendil-works/pi-schema',
     'cordis',
     'zod',
     'pg',

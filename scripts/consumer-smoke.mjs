@@ -78,6 +78,13 @@ function inspectTarball(name, tarball) {
   for (const field of ['license', 'repository', 'homepage', 'keywords', 'engines']) {
     if (manifest[field] === undefined) problems.push(`${name}: package.json has no ${field}`)
   }
+  // Every package supports the Node versions the root states (the ones .ci/run tests).
+  const nodeRange = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines.node
+  if (manifest.engines !== undefined && manifest.engines.node !== nodeRange) {
+    problems.push(
+      `${name}: engines.node is ${JSON.stringify(manifest.engines.node)}, the root says ${nodeRange}`,
+    )
+  }
   return problems
 }
 

@@ -1,6 +1,7 @@
 /** The jobs a child process can run, one measured thing per fresh process. */
 import { join } from 'node:path'
 import type { DshLoopMode } from './loop/dsh.ts'
+import { aiSdkDriver, piAgentDriver } from './peers.ts'
 import { type LoopSummary, StepRecorder } from './recorder.ts'
 import type { AssemblyResult } from './scenarios/assembly.ts'
 import type { BackpressureResult } from './scenarios/backpressure.ts'
@@ -208,10 +209,10 @@ async function runLoop(job: LoopJob): Promise<LoopSummary> {
       })
       break
     case 'pi-agent-core':
-      await (await import('./loop/pi-agent.ts')).runPiAgent(job.steps, recorder)
+      await (await piAgentDriver()).runPiAgent(job.steps, recorder)
       break
     case 'ai-sdk':
-      await (await import('./loop/ai-sdk.ts')).runAiSdk(job.steps, recorder)
+      await (await aiSdkDriver()).runAiSdk(job.steps, recorder)
       break
     case 'dsh-memory':
     case 'dsh-jsonl':

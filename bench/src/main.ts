@@ -1,7 +1,9 @@
 /**
  * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres |
- * --only instructions [--long]]`:
+ * --only instructions [--long] | --only peers] [--beside <node>]`:
  * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
+ * `--beside <node>` also runs the tool loop's peers and baselines, and scale, on that Node executable
+ * (Node 20 with its pinned peers) in the same rounds, as extra rows of the same table (`runtimes.ts`);
  * `--quick`, `--only loop` and `--only jsonl` exit 1 when a regression bound is violated (`--only
  * loop` and `--only jsonl` check the bounds of the rows they measured: the step-cost ratios, the
  * JSONL ratio). `--only instructions` counts the tool loop's per-step work under callgrind (needs
@@ -15,7 +17,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { measureAgain, QUICK_BOUNDS, violations } from './bounds.ts'
 import { type Job, runJob } from './child.ts'
-import { FULL, JSONL_ONLY, LOOP_ONLY, QUICK } from './plan.ts'
+import { FULL, JSONL_ONLY, LOOP_ONLY, PEERS_ONLY, QUICK } from './plan.ts'
+import { type Runtime, runtimeOf } from './runtimes.ts'
 import { reportResult } from './spawn.ts'
 import { runSuite } from './suite.ts'
 
@@ -80,19 +83,36 @@ async function main(argv: readonly string[]): Promise<number> {
       await rm(dir, { recursive: true, force: true })
     }
   }
-  if (only !== undefined && only !== 'loop' && only !== 'jsonl') {
+  if (only !== undefined && only !== 'loop' && only !== 'jsonl' && only !== 'peers') {
     throw new Error(
-      `bench: --only ${only}: only "loop", "jsonl", "scale", "backpressure", "postgres" and "instructions" are known`,
+      `bench: --only ${only}: only "loop", "jsonl", "peers", "scale", "backpressure", "postgres" and "instructions" are known`,
     )
   }
+  const besideAt = argv.indexOf('--beside')
+  let beside: Runtime | undefined
+  if (besideAt >= 0) {
+    const node = argv[besideAt + 1]
+    if (node === undefined || node.startsWith('--'))
+      throw new Error('bench: --beside needs a Node executable')
+    beside = await runtimeOf(node)
+  }
   const quick = argv.includes('--quick') || only !== undefined
-  const plan = only === 'loop' ? LOOP_ONLY : only === 'jsonl' ? JSONL_ONLY : quick ? QUICK : FULL
+  const plan =
+    only === 'loop'
+      ? LOOP_ONLY
+      : only === 'jsonl'
+        ? JSONL_ONLY
+        : only === 'peers'
+          ? PEERS_ONLY
+          : quick
+            ? QUICK
+            : FULL
   const name = only ?? (quick ? 'quick' : 'latest')
   const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
   try {
     const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
     const measure = async () => {
-      const { rows, markdown, svg } = await runSuite(plan, dir, log, `${name}.svg`)
+      const { rows, markdown, svg } = await runSuite(plan, dir, log, `${name}.svg`, beside)
       await mkdir(RESULTS, { recursive: true })
       const out = join(RESULTS, `${name}.md`)
       await writeFile(out, `${markdown}\n`)
@@ -101,7 +121,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return rows
     }
     let rows = await measure()
-    if (!quick) return 0
+    if (!quick || only === 'peers') return 0
     const bounds =
       only === 'loop'
         ? QUICK_BOUNDS.filter((b) => b.stepCost === true)

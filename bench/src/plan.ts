@@ -4,11 +4,13 @@ import type { PgPlan } from './scenarios/postgres.ts'
 
 /** Sizes of one suite run. */
 export interface Plan {
-  readonly name: 'full' | 'quick'
+  readonly name: 'full' | 'quick' | 'peers'
   /** Fresh-process runs per measured thing; figures are medians over them. */
   readonly runs: number
   readonly loopSteps: number
   readonly loopHarnesses: readonly LoopHarness[]
+  /** The 1,000-step loop's harnesses on the runtime beside this one (`--beside`): the peers and their baselines. */
+  readonly besideHarnesses: readonly LoopHarness[]
   /** The long tool loop (growth over a long session, the chart's curves); zero steps skips it. */
   readonly longSteps: number
   readonly longRuns: number
@@ -51,6 +53,7 @@ export const FULL: Plan = {
   runs: 3,
   loopSteps: 1000,
   loopHarnesses: ALL_LOOPS,
+  besideHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
   longSteps: 10_000,
   longRuns: 3,
   longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory', 'ai-sdk'],
@@ -75,6 +78,7 @@ export const QUICK: Plan = {
   runs: 3,
   loopSteps: 1000,
   loopHarnesses: ALL_LOOPS.filter((h) => h !== 'ai-sdk'),
+  besideHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
   longSteps: 0,
   longRuns: 0,
   longHarnesses: [],
@@ -96,6 +100,7 @@ export const LOOP_ONLY: Plan = {
   ...QUICK,
   runs: 3,
   loopHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
+  besideHarnesses: ['floor', 'pi-agent-core', 'dsh-memory'],
   assemblyDeltas: 0,
   storageEvents: 0,
   storageBatches: [],
@@ -112,4 +117,20 @@ export const LOOP_ONLY: Plan = {
 export const JSONL_ONLY: Plan = {
   ...LOOP_ONLY,
   loopHarnesses: ['floor', 'floor-jsonl', 'dsh-memory', 'dsh-jsonl'],
+}
+
+/**
+ * The peer comparison alone (`--only peers`, meant with `--beside`): the 1,000-step loop of dsh in
+ * memory, pi-agent-core, `ai` and the floor, three interleaved runs, and scale with 1,000 agents,
+ * on this runtime and the one beside it. What changes when the peers or the runtime change, in
+ * about a minute on a quiet machine; → `results/peers.md`.
+ */
+export const PEERS_ONLY: Plan = {
+  ...LOOP_ONLY,
+  name: 'peers',
+  loopHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
+  besideHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
+  scaleAgents: FULL.scaleAgents,
+  scaleSteps: FULL.scaleSteps,
+  scaleRuns: FULL.scaleRuns,
 }

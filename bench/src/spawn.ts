@@ -11,6 +11,8 @@ const MARK = 'BENCH-RESULT '
 export interface ChildOptions {
   /** Run the child with `--expose-gc` (needed for heap figures). */
   readonly exposeGc?: boolean
+  /** The Node executable to run it on (another runtime's, see `--beside`); default: this process's. */
+  readonly node?: string
 }
 
 /**
@@ -24,7 +26,7 @@ export function runInChild<J extends Job>(job: J, options: ChildOptions = {}): P
   const profDir = process.env.BENCH_CPU_PROF
   if (profDir !== undefined && profDir !== '') args.push('--cpu-prof', `--cpu-prof-dir=${profDir}`)
   args.push('--enable-source-maps', MAIN, '--child', JSON.stringify(job))
-  return runNode(args).then(({ code, signal, stdout, stderr }) => {
+  return runNode(args, options.node).then(({ code, signal, stdout, stderr }) => {
     const line = stdout.split('\n').find((l) => l.startsWith(MARK))
     if (code !== 0 || line === undefined) {
       const detail = stderr.trim().split('\n').slice(-6).join('\n')
@@ -45,10 +47,13 @@ export interface NodeRun {
   readonly stderr: string
 }
 
-/** Runs `node ...args` (stdin ignored) to its end; rejects only when the process cannot start. */
-export function runNode(args: readonly string[]): Promise<NodeRun> {
+/**
+ * Runs `node ...args` (stdin ignored) to its end on `node` (default: this process's executable);
+ * rejects only when the process cannot start.
+ */
+export function runNode(args: readonly string[], node: string = process.execPath): Promise<NodeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(node, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (text: string) => {

@@ -3,6 +3,7 @@ import { type Bar, chartSvg, type Series } from './chart.ts'
 import type { LoopHarness } from './child.ts'
 import type { Plan } from './plan.ts'
 import { type FailedRow, machineLine, NOISE_LIMIT, type Row, table } from './report.ts'
+import { besideRows, ownRuntime, type Runtime, runtimeLine, withPeerVersions } from './runtimes.ts'
 import { assemblyScenario } from './scenarios/assembly.ts'
 import { backpressureScenario } from './scenarios/backpressure.ts'
 import { barrierScenario } from './scenarios/barriers.ts'
@@ -10,7 +11,13 @@ import { invariantsCliScenario } from './scenarios/invariants-cli.ts'
 import { longRows, loopRows } from './scenarios/loop-rows.ts'
 import { type ScaleResult, scaleScenario } from './scenarios/scale.ts'
 import { storageScenario } from './scenarios/storage.ts'
-import { type LoopOutcome, loopTable, measureLoops } from './scenarios/tool-loop.ts'
+import {
+  type LoopOutcome,
+  type LoopRuntime,
+  loopTable,
+  measureLoops,
+  measureLoopsOn,
+} from './scenarios/tool-loop.ts'
 import { median } from './stats.ts'
 
 /** What a suite run produced. */
@@ -29,22 +36,36 @@ const CHARTED: readonly LoopHarness[] = ['floor', 'pi-agent-core', 'dsh-memory',
 
 /**
  * Runs `plan` with scratch files under `dir`, reporting progress through `log`; the markdown links
- * the chart as `chartName` (written next to it by the caller).
+ * the chart as `chartName` (written next to it by the caller). With `beside`, the 1,000-step loop's
+ * `plan.besideHarnesses` and the scale scenario also run on that runtime (see `runtimes.ts`).
  */
 export async function runSuite(
   plan: Plan,
   dir: string,
   log: Progress,
   chartName: string,
+  beside?: Runtime,
 ): Promise<SuiteResult> {
   const started = performance.now()
+  const own = ownRuntime()
   const rows: (Row | FailedRow | undefined)[] = []
   const details: string[] = []
 
   log(`tool loop: ${plan.loopSteps} steps × ${plan.runs} runs × ${plan.loopHarnesses.length} harnesses`)
-  const loops = await measureLoops(plan.loopHarnesses, plan.loopSteps, plan.runs, dir)
+  const runtimes: LoopRuntime[] = [{ harnesses: plan.loopHarnesses }]
+  if (beside?.node !== undefined) {
+    log(`  and ${plan.besideHarnesses.join(', ')} on Node ${beside.version}, in the same rounds`)
+    runtimes.push({ node: beside.node, harnesses: plan.besideHarnesses })
+  }
+  const measured = await measureLoopsOn(runtimes, plan.loopSteps, plan.runs, dir)
+  const loops = measured[0] ?? new Map<LoopHarness, LoopOutcome>()
+  const besideLoops = measured[1]
   rows.push(...loopRows(loops))
   details.push(loopTable(loops, plan.loopSteps))
+  if (beside !== undefined && besideLoops !== undefined) {
+    rows.push(...besideRows(defined(loopRows(besideLoops)), beside))
+    details.push(`Node ${beside.version}:`, loopTable(besideLoops, plan.loopSteps))
+  }
 
   let charted: { results: ReadonlyMap<LoopHarness, LoopOutcome>; steps: number } = {
     results: loops,
@@ -89,6 +110,14 @@ export async function runSuite(
         scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns, scale),
       )),
     )
+    if (beside?.node !== undefined) {
+      const node = beside.node
+      log(`scale: ${plan.scaleAgents} agents on Node ${beside.version}`)
+      const other = await guarded('scale-delay', '5 scale', () =>
+        scaleScenario(plan.scaleAgents, plan.scaleSteps, plan.scaleRuns, undefined, node),
+      )
+      rows.push(...besideRows(other, beside))
+    }
   }
 
   if (plan.invariantsEvents.length > 0) {
@@ -108,12 +137,16 @@ export async function runSuite(
     rows.push(...(await guarded('pg-step', '6 postgres', () => postgresScenario(pgPlan))))
   }
 
-  const done = rows.filter((x) => x !== undefined)
+  const done = withPeerVersions(defined(rows), own)
   const seconds = (performance.now() - started) / 1000
+  const ownRows = beside === undefined ? 'every row' : `every row without a Node version in its scenario`
   const markdown = [
     `# dsh benchmark results (${plan.name})`,
     '',
     machineLine(),
+    '',
+    `Runtimes: ${runtimeLine(own, ownRows)}${beside === undefined ? '' : ` ${runtimeLine(beside, `the rows marked "Node ${beside.version}" (the same rounds; informational, no targets)`)}`}`,
+    '',
     `Suite wall time: ${seconds.toFixed(0)} s. Every measured thing runs in a fresh process, interleaved with the thing it is compared with (A B A B); figures are medians over runs: ${plan.runs} for the ${plan.loopSteps.toLocaleString('en-US')}-step loop, assembly and storage${plan.longSteps > 0 ? `; ${plan.longRuns} for the ${plan.longSteps.toLocaleString('en-US')}-step loop (${plan.longOnce.join(', ') || 'none'} once)` : ''}; ${plan.scaleRuns} for scale. "per-run ratios" is the lowest and highest ratio of one run's figures; a ratio target whose baseline's runs disagree by more than ${NOISE_LIMIT}× is marked "noisy — rerun" instead of judged.`,
     '',
     table(done),
@@ -134,6 +167,10 @@ export async function runSuite(
   if (scale.pi.length > 0)
     bars.push({ name: 'pi-agent-core', value: median(scale.pi.map((x) => x.heapPerAgentKb)) })
   return { rows: done, markdown, svg: chartSvg(series, charted.steps, bars, 50) }
+}
+
+function defined<T>(list: readonly (T | undefined)[]): T[] {
+  return list.filter((x) => x !== undefined)
 }
 
 async function guarded(

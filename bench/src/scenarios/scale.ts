@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { DelaySampler } from '../delay-sampler.ts'
+import { piAgentDriver } from '../peers.ts'
 import { type Row, row } from '../report.ts'
 import { runInChild } from '../spawn.ts'
 import { median, percentile } from '../stats.ts'
@@ -57,9 +58,7 @@ export async function measureScale(
 ): Promise<ScaleResult> {
   // Load the implementation's modules and warm its code paths before the heap baseline.
   const create =
-    impl === 'dsh'
-      ? (await import('../loop/dsh.ts')).dshScaleRun
-      : (await import('../loop/pi-agent.ts')).piScaleRun
+    impl === 'dsh' ? (await import('../loop/dsh.ts')).dshScaleRun : (await piAgentDriver()).piScaleRun
   const warm = await create(1, steps)
   await warm.start()
   const before = collect()
@@ -88,18 +87,23 @@ export async function measureScale(
   }
 }
 
-/** Parent side: interleaved runs of dsh and pi-agent-core, medians; `out` receives every run. */
+/**
+ * Parent side: interleaved runs of dsh and pi-agent-core, medians; `out` receives every run. With
+ * `node`, the children run on that Node executable (another runtime, with its own peer release).
+ */
 export async function scaleScenario(
   agents: number,
   steps: number,
   runs: number,
   out?: { dsh: ScaleResult[]; pi: ScaleResult[] },
+  node?: string,
 ): Promise<Row[]> {
   const dsh: ScaleResult[] = []
   const pi: ScaleResult[] = []
+  const options = node === undefined ? { exposeGc: true } : { exposeGc: true, node }
   for (let r = 0; r < runs; r++) {
-    pi.push(await runInChild({ kind: 'scale', impl: 'pi-agent-core', agents, steps }, { exposeGc: true }))
-    dsh.push(await runInChild({ kind: 'scale', impl: 'dsh', agents, steps }, { exposeGc: true }))
+    pi.push(await runInChild({ kind: 'scale', impl: 'pi-agent-core', agents, steps }, options))
+    dsh.push(await runInChild({ kind: 'scale', impl: 'dsh', agents, steps }, options))
   }
   if (out !== undefined) {
     out.dsh.push(...dsh)

@@ -22,6 +22,12 @@ export type LoopOutcome =
   | { readonly ok: true; readonly figures: LoopFigures; readonly runs: readonly LoopSummary[] }
   | { readonly ok: false; readonly error: string }
 
+/** The harnesses to run on one runtime: `node` is its executable (absent: this process's). */
+export interface LoopRuntime {
+  readonly node?: string
+  readonly harnesses: readonly LoopHarness[]
+}
+
 /**
  * Runs each harness `runs` times for `steps` steps, interleaved (A B C A B C: run r of every harness
  * before run r + 1 of any), each run in a fresh process; failures are kept per harness. Harnesses in
@@ -34,29 +40,52 @@ export async function measureLoops(
   dir: string,
   once: readonly LoopHarness[] = [],
 ): Promise<Map<LoopHarness, LoopOutcome>> {
-  const samples = new Map<LoopHarness, LoopSummary[]>()
-  const errors = new Map<LoopHarness, string>()
+  const [own] = await measureLoopsOn([{ harnesses }], steps, runs, dir, once)
+  return own ?? new Map()
+}
+
+/**
+ * `measureLoops` on several runtimes in the same rounds (round r runs every harness of every
+ * runtime before round r + 1), so a change of load falls on every runtime alike; one result map
+ * per runtime, in order.
+ */
+export async function measureLoopsOn(
+  runtimes: readonly LoopRuntime[],
+  steps: number,
+  runs: number,
+  dir: string,
+  once: readonly LoopHarness[] = [],
+): Promise<Map<LoopHarness, LoopOutcome>[]> {
+  const samples = runtimes.map(() => new Map<LoopHarness, LoopSummary[]>())
+  const errors = runtimes.map(() => new Map<LoopHarness, string>())
   for (let r = 0; r < runs; r++) {
-    for (const harness of harnesses) {
-      if (errors.has(harness) || (r > 0 && once.includes(harness))) continue
-      try {
-        const summary = await runInChild({ kind: 'loop', harness, steps, dir })
-        samples.set(harness, [...(samples.get(harness) ?? []), summary])
-      } catch (error) {
-        errors.set(harness, error instanceof Error ? error.message : String(error))
+    for (const [i, runtime] of runtimes.entries()) {
+      const mine = samples[i] ?? new Map<LoopHarness, LoopSummary[]>()
+      const failed = errors[i] ?? new Map<LoopHarness, string>()
+      for (const harness of runtime.harnesses) {
+        if (failed.has(harness) || (r > 0 && once.includes(harness))) continue
+        try {
+          const job = { kind: 'loop', harness, steps, dir } as const
+          const summary = await runInChild(job, runtime.node === undefined ? {} : { node: runtime.node })
+          mine.set(harness, [...(mine.get(harness) ?? []), summary])
+        } catch (error) {
+          failed.set(harness, error instanceof Error ? error.message : String(error))
+        }
       }
     }
   }
-  const out = new Map<LoopHarness, LoopOutcome>()
-  for (const harness of harnesses) {
-    const error = errors.get(harness)
-    const list = samples.get(harness) ?? []
-    out.set(
-      harness,
-      error !== undefined ? { ok: false, error } : { ok: true, figures: combine(list), runs: list },
-    )
-  }
-  return out
+  return runtimes.map((runtime, i) => {
+    const out = new Map<LoopHarness, LoopOutcome>()
+    for (const harness of runtime.harnesses) {
+      const error = errors[i]?.get(harness)
+      const list = samples[i]?.get(harness) ?? []
+      out.set(
+        harness,
+        error !== undefined ? { ok: false, error } : { ok: true, figures: combine(list), runs: list },
+      )
+    }
+    return out
+  })
 }
 
 function combine(list: readonly LoopSummary[]): LoopFigures {
