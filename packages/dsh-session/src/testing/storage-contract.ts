@@ -214,7 +214,7 @@ export function describeStorageContract<B extends StorageContractBacking>(
       try {
         await storage.appendBatch(
           id,
-          [contractEvent(0), { type, seq: 1, time: 1, data: { n: 1 } } as SessionEvent],
+          [contractEvent(0), { type, seq: 1, time: 1, data: { n: 1 } } as unknown as SessionEvent],
           0,
         )
       } finally {
