@@ -40,13 +40,18 @@ export async function withClient<T>(
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
   const client = await connect(pool, timeouts.connectMs, what)
+  // A connection lost while checked out is also an `error` event on the client; the query in flight
+  // reports it, so the event must not reach the process as an uncaught error.
+  client.on('error', letPass)
   let result: T
   try {
     result = await work(client)
   } catch (error) {
+    client.off('error', letPass)
     client.release(isConnectionFailure(error) ? toError(error) : undefined)
     throw error
   }
+  client.off('error', letPass)
   client.release()
   return result
 }
@@ -80,6 +85,8 @@ async function connect(pool: pg.Pool, ms: number, what: string): Promise<pg.Pool
     clearTimeout(timer)
   }
 }
+
+function letPass(): void {}
 
 function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))

@@ -12,6 +12,7 @@ import { SessionWriter } from '../storage/writer.ts'
 import type { SessionEvent } from '../types.ts'
 import { contractEvent, contractEvents, contractHeader } from './contract-events.ts'
 import type {
+  ContractFaults,
   ContractOpenOptions,
   StorageContractBacking,
   StorageContractFactory,
@@ -386,6 +387,79 @@ export function describeStorageContract<B extends StorageContractBacking>(
         expect((await refusal((await open(from)).acquire(id))).code).toBe('LOCKED')
         expect(await eventsOf(heir, id)).toEqual([...contractEvents(0, 2), contractEvent(2, 'from the heir')])
       })
+
+    const { openFaulty } = powers
+    if (openFaulty !== undefined) {
+      /**
+       * An append hit by a fault either resolves (the backend settled it) or rejects with
+       * `APPEND_OUTCOME_UNKNOWN` (or `STORAGE` when nothing was sent); retrying it then resolves.
+       */
+      async function appendThroughFault(
+        storage: SessionStorage,
+        events: SessionEvent[],
+        seq: number,
+      ): Promise<string> {
+        try {
+          await storage.appendBatch(id, events, seq)
+          return 'settled by the backend'
+        } catch (error) {
+          if (!(error instanceof SessionError))
+            throw new Error(`expected a SessionError, got ${String(error)}`)
+          expect(['APPEND_OUTCOME_UNKNOWN', 'STORAGE']).toContain(error.code)
+          await storage.appendBatch(id, events, seq)
+          return error.code
+        }
+      }
+
+      for (const [point, inject] of [
+        ['after its commit', (faults: ContractFaults) => faults.cutAfterCommit()],
+        ['before it was sent', (faults: ContractFaults) => faults.cutBeforeSend()],
+      ] as const)
+        it(`settles an append whose connection was cut ${point}: stored exactly once, and the session goes on`, async () => {
+          const from = await fresh()
+          const faults = await openFaulty(from)
+          opened.push(faults.storage)
+          await faults.storage.create(contractHeader(id))
+          await faults.storage.appendBatch(id, contractEvents(0, 2), 0)
+          inject(faults)
+          await appendThroughFault(faults.storage, contractEvents(2, 2), 2)
+          await faults.storage.appendBatch(id, contractEvents(4, 1), 4)
+          expect(await eventsOf(await open(from), id)).toEqual(contractEvents(0, 5))
+          const writer = new SessionWriter(faults.storage, id, 5)
+          inject(faults)
+          for (const event of contractEvents(5, 3)) writer.enqueue(event)
+          await writer.flush().catch(() => writer.flush())
+          expect(await eventsOf(await open(from), id)).toEqual(contractEvents(0, 8))
+        })
+
+      if (abandonLease !== undefined)
+        it('refuses with LEASE_LOST an append held in flight past a takeover, and stores only the heir’s events', async () => {
+          const from = await fresh()
+          const faults = await openFaulty(from)
+          opened.push(faults.storage)
+          const deposed = faults.storage
+          await deposed.create(contractHeader(id))
+          await deposed.appendBatch(id, contractEvents(0, 2), 0)
+          const release = faults.hold()
+          const held = deposed.appendBatch(id, contractEvents(2, 1), 2).then(
+            () => undefined,
+            (error: unknown) => error,
+          )
+          await abandonLease(from, deposed, id)
+          const heir = await open(from)
+          await heir.acquire(id)
+          await heir.appendBatch(id, [contractEvent(2, 'from the heir')], 2)
+          release()
+          expect(await held).toMatchObject({
+            code: 'LEASE_LOST',
+            where: expect.objectContaining({ sessionId: id }),
+          })
+          expect(await eventsOf(heir, id)).toEqual([
+            ...contractEvents(0, 2),
+            contractEvent(2, 'from the heir'),
+          ])
+        })
+    }
 
     if (plantBadEntry !== undefined)
       it('lists bad entries as problems beside the good sessions and still opens the good ones', async () => {
