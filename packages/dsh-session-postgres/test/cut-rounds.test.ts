@@ -59,6 +59,29 @@ describe('appends with connections cut at random points', () => {
     })
   })
 
+  it('a lease renewal hung on a held connection does not stall the next renewNow (issue 31 item 1)', async () => {
+    const renewing = await db.storage({ connectionString: proxy.through(db.url), renewEveryMs: 300 })
+    const id = SessionId('renewal')
+    await renewing.create(header(id))
+    const expiry = async () =>
+      (
+        await db.pool.query<{ at: string }>(
+          'SELECT expires_at::text AS at FROM dsh_leases WHERE session_id = $1',
+          [id],
+        )
+      ).rows[0]?.at
+    const before = await expiry()
+    const release = proxy.hold()
+    const hung = renewing.renewNow()
+    hung.catch(() => undefined)
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const within = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 3_000))
+    expect(await Promise.race([renewing.renewNow().then(() => 'renewed'), within])).toBe('renewed')
+    expect(await expiry()).not.toBe(before)
+    expect(renewing.holds(id)).toBe(true)
+    release()
+  })
+
   it(
     `${ROUNDS} rounds of "cut the connection at a random point of an append, then go on": every acknowledged event stored exactly once`,
     async () => {
