@@ -130,9 +130,11 @@ export class JsonlStorage implements SessionStorage {
   /**
    * Appends `events` (seqs `expectedSeq`, `expectedSeq + 1`, ...) with one write and one sync; resolves
    * once they are durable. Throws `SEQ_MISMATCH` if `expectedSeq` is not the file's next seq or the batch
-   * is not contiguous, `LOCKED` without the lease, `STORAGE` if writing or syncing failed: the file is
-   * then cut back to its last durable batch, so retrying the same batch is safe. If even that fails,
-   * every later append fails until the lease is released and retaken.
+   * is not contiguous, the catalog's `UNKNOWN_EVENT_TYPE`/`INVALID_EVENT`, `LOCKED` without the
+   * lease, `STORAGE` if writing or syncing failed: the file is then cut back to its last durable
+   * batch, so retrying the same batch is safe. If even that fails, `APPEND_OUTCOME_UNKNOWN` (cause:
+   * an `AggregateError` of the write's and the cut-back's failures), and the next append cuts back
+   * first. A batch already in the file from `expectedSeq` on is found and not written twice.
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
     return this.inTurn(sessionId, (lease, file) =>
