@@ -18,7 +18,7 @@ interface Pair {
   readonly server: net.Socket
   /** Set on the pair whose request was let through: its reply is cut. */
   cutReply?: { point: 'after-commit' | 'mid-reply'; at: number }
-  held?: { toServer: Buffer[]; toClient: Buffer[] }
+  held?: { toServer: Buffer[]; toClient: Buffer[] } | undefined
 }
 
 /** The proxy. `port` is where clients connect; `stats.cuts` counts cuts made. */

@@ -267,12 +267,12 @@ describe('a clean-up that fails after a failure keeps both errors (issue 31 item
     storage.failRelease = true
     session.append('user/message', user('hi'))
     const error = await app.sessions.close(session).then(
-      () => undefined,
+      () => new Error('expected a rejection'),
       (e: unknown) => e as Error,
     )
     expect(error).toMatchObject({ code: 'CLOSE_FAILED' })
-    expect(error?.cause).toBeInstanceOf(AggregateError)
-    const [first, second] = (error?.cause as AggregateError).errors as Error[]
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    const [first, second] = (error.cause as AggregateError).errors as Error[]
     expect(first).toMatchObject({ code: 'STORAGE', cause: { code: 'EIO' } })
     expect(second).toMatchObject({ code: 'EBUSY', message: 'EBUSY: the release failed' })
   })
@@ -284,13 +284,13 @@ describe('a clean-up that fails after a failure keeps both errors (issue 31 item
     storage.failLoad = true
     storage.failRelease = true
     const error = await app.sessions.open(SessionId('reopen')).then(
-      () => undefined,
+      () => new Error('expected a rejection'),
       (e: unknown) => e as Error,
     )
-    expect(error?.cause).toBeInstanceOf(AggregateError)
-    const [first, second] = (error?.cause as AggregateError).errors as Error[]
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    const [first, second] = (error.cause as AggregateError).errors as Error[]
     expect(first).toMatchObject({ code: 'EIO', message: 'EIO: the load failed' })
     expect(second).toMatchObject({ code: 'EBUSY' })
-    expect(error?.message).toContain('EIO: the load failed')
+    expect(error.message).toContain('EIO: the load failed')
   })
 })
