@@ -306,6 +306,9 @@ export class LoopAgent implements Agent {
     // `agent/status` listener cancels the turn about to open instead of being a no-op.
     const cancellation = new TurnCancellation()
     this.cancellation = cancellation
+    // Cleared before `running` is announced: a send from that announcement's listeners (after a
+    // cancel there, say) is a wake for the turn after this one.
+    this.wakeRequested = false
     this.setStatus('running')
     let first: OpenTurn
     try {
@@ -331,7 +334,9 @@ export class LoopAgent implements Agent {
       throw error
     }
     this.currentTurn = turn
-    this.wakeRequested = false
+    // A turn cancelled before it claimed (from an `agent/status` or `turn/start` listener) claims
+    // nothing: what is pending was sent after that cancel (or kept by it) and waits for the next turn.
+    if (cancellation.cause !== undefined) return { turn, cancellation, batch: [] }
     try {
       return { turn, cancellation, batch: this.inbox.claim(turn, true) }
     } catch (error) {

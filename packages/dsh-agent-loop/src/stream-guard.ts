@@ -159,10 +159,14 @@ export class StreamGuard {
     let block: ContentBlock = wellFormedJson(chunk.block)
     if (block.type === 'tool-call') {
       const slot = this.calls?.get(chunk.index)
+      // A provider may leave the id off the completed call (absent or ""): the id its deltas were
+      // logged under stands, else `dsh-call-<index>`, as for deltas without one.
+      const given = block.id as string | undefined
+      const missing = given === undefined || given === ''
       const id =
-        slot !== undefined && (block.id === slot.original || block.id === slot.id)
+        slot !== undefined && (missing || given === slot.original || given === slot.id)
           ? slot.id
-          : this.claim(chunk.index, block.id)
+          : this.claim(chunk.index, missing ? `dsh-call-${chunk.index}` : given)
       if (id !== block.id) block = { ...block, id }
     }
     if (flushed === undefined && block === chunk.block) return undefined

@@ -8,7 +8,7 @@ import type { Agent } from 'dsh-agent-loop'
 import { type UserMessage, userText } from 'dsh-llm'
 import { hangUntilAborted, textBlockChunks, textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
-import { createHarness, dataOf, echoTool, lastTurnEnd, outline, whenLogged } from './harness.ts'
+import { createHarness, dataOf, echoTool, lastTurnEnd, outline, texts, whenLogged } from './harness.ts'
 
 describe('call options are validated at create and resume', () => {
   const bad: [string, Record<string, unknown>, string][] = [
@@ -97,6 +97,47 @@ describe('listeners that act', () => {
     expect(lastTurnEnd(agent.session)).toEqual({ kind: 'aborted', cause: 'listener said no' })
     expect(h.model.callCount).toBe(0)
     expect(agent.status).toBe('idle')
+  })
+
+  it('send() right after cancel() in an agent/status listener for running runs in the next turn (issue 31 item 4)', async () => {
+    const h = await createHarness([textResponse('answered')])
+    let acted = false
+    h.app.on('agent/status', (agent: Agent, status) => {
+      if (status !== 'running' || acted) return
+      acted = true
+      agent.cancel('user')
+      agent.send(userText('after the cancel'))
+    })
+    const agent = await h.run('first')
+    expect(lastTurnEnd(agent.session)).toEqual({ kind: 'completed' })
+    const ends = dataOf<{ turn: number; reason: unknown }>(agent.session, 'turn/end')
+    expect(ends).toEqual([
+      { turn: 1, reason: { kind: 'aborted', cause: 'user' } },
+      { turn: 2, reason: { kind: 'completed' } },
+    ])
+    expect(h.model.callCount).toBe(1)
+    expect(texts(h.model.requests[0]?.messages ?? [])).toEqual(['after the cancel'])
+    expect(h.notes).toContain('claimed:after the cancel@2')
+    expect(h.notes).not.toContain('claimed:first@1')
+    expect(agent.inbox.nextTurn).toEqual([])
+  })
+
+  it('with keepInbox, a cancel() from an agent/status listener leaves the prompt pending for the next wake', async () => {
+    const h = await createHarness([textResponse('one'), textResponse('two')])
+    let acted = false
+    h.app.on('agent/status', (agent: Agent, status) => {
+      if (status !== 'running' || acted) return
+      acted = true
+      agent.cancel('user', { keepInbox: true })
+    })
+    const agent = await h.run('first')
+    expect(lastTurnEnd(agent.session)).toEqual({ kind: 'aborted', cause: 'user' })
+    expect(h.model.callCount).toBe(0)
+    expect(texts(agent.inbox.nextTurn)).toEqual(['first'])
+    agent.send(userText('second'))
+    await agent.whenIdle()
+    expect(texts(h.model.requests[0]?.messages ?? [])).toEqual(['first'])
+    expect(texts(h.model.requests[1]?.messages ?? [])).toEqual(['first', 'one', 'second'])
   })
 
   it('send() from an abort listener is kept for the next turn', async () => {

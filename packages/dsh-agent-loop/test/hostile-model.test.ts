@@ -5,8 +5,10 @@
 import type { AgentWarning } from 'dsh-agent-loop'
 import {
   type AssistantMessage,
+  type CallId,
   type LlmRequest,
   type StreamChunk,
+  type ToolCallBlock,
   type ToolResultMessage,
   userText,
 } from 'dsh-llm'
@@ -215,6 +217,64 @@ describe('duplicate tool-call ids (issue 13 item 2)', () => {
     const ids = resultIds(agent.session)
     expect(ids).toHaveLength(2)
     expect(new Set(ids).size).toBe(2)
+  })
+})
+
+describe('tool calls whose block-end carries no id (issue 31 item 5)', () => {
+  /** One tool call at `index` whose deltas and block-end carry `id` (absent when undefined). */
+  function callChunks(index: number, id: string | undefined, text: string, deltaId = id): StreamChunk[] {
+    const args = JSON.stringify({ text })
+    const delta = { type: 'tool-call-delta', index, name: 'echo', argumentsDelta: args } as const
+    const block = { type: 'tool-call', name: 'echo', arguments: args } as const
+    return [
+      { type: 'block-start', index, blockType: 'tool-call' },
+      deltaId === undefined ? delta : { ...delta, id: deltaId as CallId },
+      { type: 'block-end', index, block: (id === undefined ? block : { ...block, id }) as ToolCallBlock },
+    ]
+  }
+  const finish: StreamChunk = { type: 'finish', reason: { kind: 'tool-calls' } }
+
+  for (const [label, id] of [
+    ['no id', undefined],
+    ['an empty id', ''],
+  ] as const) {
+    it(`a block-end with ${label} gets dsh-call-<index> on the call, its chunks and its result`, async () => {
+      const h = await createHarness([
+        [...callChunks(0, id, 'one'), ...callChunks(1, id, 'two'), finish],
+        textResponse('done'),
+      ])
+      echoTool(h)
+      const agent = await h.run('go')
+      expect(lastTurnEnd(agent.session)).toEqual({ kind: 'completed' })
+      expect(resultIds(agent.session)).toEqual(['dsh-call-0', 'dsh-call-1'])
+      const calls = answers(agent.session)[0]?.content.flatMap((block) =>
+        block.type === 'tool-call' ? [block.id] : [],
+      )
+      expect(calls).toEqual(['dsh-call-0', 'dsh-call-1'])
+      const ends = dataOf<{ chunk: StreamChunk }>(agent.session, 'assistant/chunk').flatMap(({ chunk }) =>
+        chunk.type === 'block-end' && chunk.block.type === 'tool-call' ? [chunk.block.id] : [],
+      )
+      expect(ends).toEqual(['dsh-call-0', 'dsh-call-1'])
+    })
+  }
+
+  it('a block-end with no id after deltas that had one keeps the deltas’ id', async () => {
+    const h = await createHarness([[...callChunks(0, undefined, 'one', 'c7'), finish], textResponse('done')])
+    echoTool(h)
+    const agent = await h.run('go')
+    expect(lastTurnEnd(agent.session)).toEqual({ kind: 'completed' })
+    expect(resultIds(agent.session)).toEqual(['c7'])
+  })
+
+  it('a block-end with no id for a dsh-call-<index> id taken earlier in the session is renamed ~2', async () => {
+    const h = await createHarness([
+      [...callChunks(0, undefined, 'one'), finish],
+      [...callChunks(0, '', 'two'), finish],
+      textResponse('done'),
+    ])
+    echoTool(h)
+    const agent = await h.run('go')
+    expect(resultIds(agent.session)).toEqual(['dsh-call-0', 'dsh-call-0~2'])
   })
 })
 

@@ -88,7 +88,7 @@ export class BlockAssembler {
         const slot = this.slots.get(chunk.index) ?? this.open(chunk.index, chunk.block.type)
         if (slot.closed) return
         slot.closed = true
-        slot.final = frozenCopy(chunk.block)
+        slot.final = frozenCopy(this.withCallId(slot, chunk.block))
         slot.text = ''
         this.cached = undefined
         return
@@ -163,6 +163,17 @@ export class BlockAssembler {
     this.order.push(slot)
     this.cached = undefined
     return slot
+  }
+
+  /**
+   * A completed tool call that carries no id (absent or `""`) takes its deltas' id, else
+   * `<missingCallIdPrefix><index>`, as an open one does; any other block is returned as is.
+   */
+  private withCallId(slot: Slot, block: ContentBlock): ContentBlock {
+    if (block.type !== 'tool-call') return block
+    const given = block.id as string | undefined
+    if (given !== undefined && given !== '') return block
+    return { ...block, id: slot.id ?? CallId(`${this.callIdPrefix}${slot.index}`) }
   }
 
   private build(slot: Slot): ContentBlock | undefined {

@@ -1,4 +1,4 @@
-import { BlockAssembler, CallId, type StreamChunk } from 'dsh-llm'
+import { BlockAssembler, CallId, type StreamChunk, type ToolCallBlock } from 'dsh-llm'
 import { textResponse, toolCallResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 
@@ -140,6 +140,33 @@ describe('BlockAssembler', () => {
     const prefixed = new BlockAssembler({ missingCallIdPrefix: 'turn1-step2-' })
     prefixed.push({ type: 'block-start', index: 0, blockType: 'tool-call' })
     expect(prefixed.blocks()).toEqual([{ type: 'tool-call', id: 'turn1-step2-0', name: '', arguments: '' }])
+  })
+
+  it('gives a completed tool call whose block-end has no id (or "") its deltas’ id, else one from its index', () => {
+    const a = assemble([
+      { type: 'tool-call-delta', index: 0, id: CallId('c1'), name: 'ls', argumentsDelta: '{}' },
+      {
+        type: 'block-end',
+        index: 0,
+        block: { type: 'tool-call', name: 'ls', arguments: '{}' } as ToolCallBlock,
+      },
+      { type: 'tool-call-delta', index: 1, name: 'ls', argumentsDelta: '{}' },
+      {
+        type: 'block-end',
+        index: 1,
+        block: { type: 'tool-call', id: '' as CallId, name: 'ls', arguments: '{}' },
+      },
+      {
+        type: 'block-end',
+        index: 2,
+        block: { type: 'tool-call', name: 'cat', arguments: '{}' } as ToolCallBlock,
+      },
+    ])
+    expect(a.blocks()).toEqual([
+      { type: 'tool-call', id: 'c1', name: 'ls', arguments: '{}' },
+      { type: 'tool-call', id: 'dsh-call-1', name: 'ls', arguments: '{}' },
+      { type: 'tool-call', id: 'dsh-call-2', name: 'cat', arguments: '{}' },
+    ])
   })
 
   it('keeps the first id and name a tool call carried', () => {

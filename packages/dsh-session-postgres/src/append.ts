@@ -5,6 +5,7 @@
 import type { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode, type SessionEvent } from 'dsh-session'
 import type pg from 'pg'
+import { timed } from './connection.ts'
 import { leaseLost } from './errors.ts'
 
 /**
@@ -35,12 +36,19 @@ const DIAGNOSE_SQL = `
 SELECT s.next_seq::text AS next_seq, s.fence_token::text AS token, l.owner
 FROM dsh_sessions s LEFT JOIN dsh_leases l ON l.session_id = s.id WHERE s.id = $1`
 
+/** The stored bodies of a seq range, as the JSON text written: to compare with a retried batch. */
+const TAIL_SQL = `
+SELECT body::text AS body FROM dsh_events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`
+
 /**
  * Appends `events` (seqs `expectedSeq`...) to `sessionId` if `token` is still the session's fencing
- * token and `expectedSeq` its next seq — all in one statement on `db`. Throws
- * `SessionError` `LEASE_LOST` for a stale token, `SessionError` `SEQ_MISMATCH` for another next seq or a batch that is
- * not contiguous, `NOT_FOUND` for an unknown session. Nothing is written when it throws. `encoded`
- * may carry each event's JSON already serialized (by the caller's size check).
+ * token and `expectedSeq` its next seq — all in one statement on `db`. A batch (or a leading part of
+ * it) that is already stored from `expectedSeq` on — an earlier attempt whose reply was lost — is
+ * not written again: only the rest is. Returns how many of the events were found stored. Throws
+ * `SessionError` `LEASE_LOST` for a stale token, `SEQ_MISMATCH` for other events at those seqs or a
+ * batch that is not contiguous, `NOT_FOUND` for an unknown session. Nothing is written when it
+ * throws a `SessionError`. `encoded` carries each event's JSON (from the caller's size check).
+ * `queryMs` bounds each reply's wait.
  */
 export async function appendFenced(
   db: pg.Pool | pg.PoolClient,
@@ -48,10 +56,10 @@ export async function appendFenced(
   token: string,
   events: readonly SessionEvent[],
   expectedSeq: number,
-  encoded?: readonly string[],
-): Promise<void> {
+  given?: readonly string[],
+  queryMs?: number,
+): Promise<number> {
   const types: string[] = new Array(events.length)
-  const bodies: string[] = new Array(events.length)
   for (let i = 0; i < events.length; i++) {
     const event = events[i] as SessionEvent
     if (event.seq !== expectedSeq + i) {
@@ -62,32 +70,56 @@ export async function appendFenced(
       )
     }
     types[i] = event.type
-    bodies[i] = encoded?.[i] ?? JSON.stringify(event)
   }
-  const result = await db.query({
-    name: APPEND_STATEMENT,
-    text: APPEND_SQL,
-    values: [sessionId, token, expectedSeq, types, bodies],
-  })
-  if (result.rowCount === events.length && events.length > 0) return
-  await diagnose(db, sessionId, token, expectedSeq, events.length)
+  const encoded = given ?? events.map((event) => JSON.stringify(event))
+  const result = await db.query(
+    timed(APPEND_SQL, [sessionId, token, expectedSeq, types, encoded], queryMs, APPEND_STATEMENT),
+  )
+  if (result.rowCount === events.length && events.length > 0) return 0
+  const found = await diagnose(db, sessionId, token, expectedSeq, encoded, queryMs)
+  if (found === events.length) return found
+  const rest = await appendFenced(
+    db,
+    sessionId,
+    token,
+    events.slice(found),
+    expectedSeq + found,
+    encoded.slice(found),
+    queryMs,
+  )
+  return found + rest
 }
 
-/** Explains an append that inserted nothing (or checks an empty batch) by reading the current state. */
+/**
+ * Explains an append that inserted nothing (or checks an empty batch) by reading the current state.
+ * Returns how many leading events of the batch are stored from `expectedSeq` on when that settles it
+ * (all of them, or all the stored tail holds under this token); throws otherwise.
+ */
 async function diagnose(
   db: pg.Pool | pg.PoolClient,
   sessionId: SessionId,
   token: string,
   expectedSeq: number,
-  count: number,
-): Promise<void> {
+  encoded: readonly string[],
+  queryMs?: number,
+): Promise<number> {
   const found = await db.query<{ next_seq: string; token: string | null; owner: string | null }>(
-    DIAGNOSE_SQL,
-    [sessionId],
+    timed(DIAGNOSE_SQL, [sessionId], queryMs),
   )
   const row = found.rows[0]
   if (row === undefined) {
     throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
+  }
+  const nextSeq = Number(row.next_seq)
+  const count = encoded.length
+  if (count > 0 && nextSeq > expectedSeq) {
+    const end = Math.min(nextSeq, expectedSeq + count)
+    const tail = await db.query<{ body: string }>(timed(TAIL_SQL, [sessionId, expectedSeq, end], queryMs))
+    let same = 0
+    while (same < tail.rows.length && tail.rows[same]?.body === encoded[same]) same++
+    // Stored whole (even if the lease has moved on since), or its stored part is the whole tail.
+    if (same === count) return same
+    if (same === nextSeq - expectedSeq && row.token === token) return same
   }
   if (row.token !== token) {
     throw leaseLost(
@@ -96,7 +128,6 @@ async function diagnose(
       expectedSeq,
     )
   }
-  const nextSeq = Number(row.next_seq)
   if (nextSeq !== expectedSeq) {
     throw new SessionError(
       SessionErrorCode.SEQ_MISMATCH,
@@ -112,4 +143,5 @@ async function diagnose(
       expectedSeq,
     )
   }
+  return 0
 }

@@ -1,5 +1,5 @@
 import { HarnessError } from 'dsh-llm'
-import { SessionError, SessionErrorCode } from 'dsh-session'
+import { errorChain, SessionError, SessionErrorCode } from 'dsh-session'
 
 /** Stable error codes of the PostgreSQL backend and the fleet. Route on these, never on message text. */
 export const PgSessionErrorCode = {
@@ -50,10 +50,10 @@ export function leaseLost(sessionId: string, why: string, seq?: number): Session
   )
 }
 
-/** Whether `error` (or any error in its `cause` chain) is a `LEASE_LOST` refusal. */
+/** Whether `error` (or any error in its `errorChain`: causes and aggregated errors) is a `LEASE_LOST` refusal. */
 export function isLeaseLost(error: unknown): boolean {
-  for (let current = error; current instanceof Error; current = current.cause) {
-    if (current instanceof SessionError && current.code === SessionErrorCode.LEASE_LOST) return true
+  for (const found of errorChain(error)) {
+    if (found instanceof SessionError && found.code === SessionErrorCode.LEASE_LOST) return true
   }
   return false
 }

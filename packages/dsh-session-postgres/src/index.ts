@@ -17,7 +17,9 @@ export { PostgresStorage } from './storage.ts'
 export {
   type AppendListener,
   type AppendOutcome,
+  DEFAULT_CONNECTION_TIMEOUT_MS,
   DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
   type DeliveredListener,
   type LeaseLostListener,
   type PostgresStorageOptions,

@@ -6,6 +6,7 @@
 import type { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from 'dsh-session'
 import type pg from 'pg'
+import { timed } from './connection.ts'
 
 /**
  * The takeover raises the lease's token and copies it onto the session row in one statement: an
@@ -69,15 +70,18 @@ export async function takeLease(
  * a held id missing from the result was taken over (its token is stale).
  */
 export async function renewLeases(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   owner: string,
   held: ReadonlyMap<string, string>,
   ttlMs: number,
+  queryMs?: number,
 ): Promise<Set<string>> {
   if (held.size === 0) return new Set()
   const ids = [...held.keys()]
   const tokens = ids.map((id) => held.get(id) ?? '0')
-  const renewed = await pool.query<{ session_id: string }>(RENEW_SQL, [ids, tokens, ttlMs, owner])
+  const renewed = await pool.query<{ session_id: string }>(
+    timed(RENEW_SQL, [ids, tokens, ttlMs, owner], queryMs),
+  )
   return new Set(renewed.rows.map((row) => row.session_id))
 }
 
@@ -92,4 +96,34 @@ export async function releaseLease(
   wantsHost = false,
 ): Promise<void> {
   await pool.query(RELEASE_SQL, [sessionId, token, wantsHost])
+}
+
+/**
+ * Raises the fencing token of a lease `owner` holds with `token` (renewing it), on the lease and the
+ * session row in one statement. Settles an append whose reply was lost: the statement, if it is still
+ * on its way, waits for this one or finds the token stale, so it can no longer land afterwards.
+ * Returns the new token, or `undefined` if the lease is no longer held with `token`.
+ */
+const REFENCE_SQL = `
+WITH raised AS (
+  UPDATE dsh_leases SET token = token + 1, expires_at = now() + $4 * interval '1 millisecond'
+  WHERE session_id = $1 AND owner = $2 AND token = $3
+  RETURNING session_id, token
+)
+UPDATE dsh_sessions AS s SET fence_token = raised.token FROM raised WHERE s.id = raised.session_id
+RETURNING s.fence_token::text AS token`
+
+/** See `REFENCE_SQL`: raises the token of a lease still held by `owner` with `token`. */
+export async function refence(
+  db: pg.Pool | pg.PoolClient,
+  sessionId: SessionId,
+  owner: string,
+  token: string,
+  ttlMs: number,
+  queryMs: number,
+): Promise<string | undefined> {
+  const raised = await db.query<{ token: string }>(
+    timed(REFENCE_SQL, [sessionId, owner, token, ttlMs], queryMs),
+  )
+  return raised.rows[0]?.token
 }

@@ -22,7 +22,22 @@ export interface PostgresStorageOptions {
   readonly pageSize?: number
   /** The largest serialized event accepted, in UTF-8 bytes. Default 16 MiB. */
   readonly maxEventBytes?: number
+  /**
+   * How long one statement may run, in ms. Default 15 000. The storage waits at most this plus 2 s
+   * for any reply (then the connection is destroyed; for an append the outcome is settled or
+   * reported `APPEND_OUTCOME_UNKNOWN`); on a pool the storage makes, the server also cancels a
+   * statement after this (`statement_timeout`) and ends a session idle inside a transaction after it
+   * (`idle_in_transaction_session_timeout`). Set the server-side limits on a pool you pass yourself.
+   */
+  readonly statementTimeoutMs?: number
+  /** How long to wait for a database connection (new or pooled), in ms. Default 5 000. */
+  readonly connectionTimeoutMs?: number
 }
+
+/** The default `statementTimeoutMs`. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000
+/** The default `connectionTimeoutMs`. */
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000
 
 /** The default per-event size limit (the seam's default): 16 MiB of serialized JSON. */
 export const DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024

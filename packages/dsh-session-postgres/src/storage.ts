@@ -7,6 +7,8 @@ import { hostname } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
 import {
+  bothFailures,
+  checkBatch,
   type LoadedLog,
   SESSION_FORMAT_VERSION,
   SessionError,
@@ -18,21 +20,51 @@ import {
 } from 'dsh-session'
 import pg from 'pg'
 import { appendFenced } from './append.ts'
-import { deliveriesIn, markDelivered } from './deliveries.ts'
+import { isConnectionFailure, type Timeouts, withClient } from './connection.ts'
+import { type Delivery, deliveriesIn, markDelivered } from './deliveries.ts'
 import { encodeEvents } from './encode.ts'
 import { isLeaseLost, leaseLost } from './errors.ts'
-import { releaseLease, renewLeases, takeLease } from './lease.ts'
+import { refence, releaseLease, renewLeases, takeLease } from './lease.ts'
 import { checkSchema } from './migrations.ts'
 import { surviveIdleErrors } from './pool-errors.ts'
 import { type HeaderPage, listAll, listHeaderPage, readEvents, readHeader } from './read.ts'
 import {
   type AppendListener,
+  DEFAULT_CONNECTION_TIMEOUT_MS,
   DEFAULT_MAX_EVENT_BYTES,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
   type DeliveredListener,
   type LeaseLostListener,
   type PostgresStorageOptions,
 } from './storage-options.ts'
 import { inTransaction } from './transaction.ts'
+
+/** The wait for a reply beyond the server's statement timeout, ms: the server's cancel comes first. */
+const REPLY_GRACE_MS = 2_000
+/** Attempts at an append whose outcome was unknown (each re-fences, then retries) before it is reported. */
+const SETTLE_ATTEMPTS = 3
+
+/** A connection that could not be had: `STORAGE` from `withClient` (nothing was sent). */
+function isStorageFailure(error: unknown): boolean {
+  return error instanceof SessionError && error.code === SessionErrorCode.STORAGE
+}
+
+/** `APPEND_OUTCOME_UNKNOWN` for a batch whose attempts all ended without a known outcome. */
+function outcomeUnknown(sessionId: SessionId, seq: number, count: number, cause: unknown): SessionError {
+  return new SessionError(
+    SessionErrorCode.APPEND_OUTCOME_UNKNOWN,
+    `session ${sessionId}: append of seqs ${seq}..${seq + count - 1}: the database connection failed and the outcome could not be settled (${String(cause)}); retrying the same batch at seq ${seq} is safe`,
+    { sessionId, seq },
+    { cause },
+  )
+}
+
+/** A refusal that settled an unknown outcome, with the failures before it kept as its cause. */
+function withUnknown(error: SessionError, before: unknown): SessionError {
+  return new SessionError(error.code as SessionErrorCode, error.message, error.where, {
+    cause: bothFailures(before, error.cause ?? error, 'an append whose outcome was unknown'),
+  })
+}
 
 interface Held {
   token: string
@@ -71,6 +103,10 @@ export class PostgresStorage implements SessionStorage {
   private readonly appendListeners = new Set<AppendListener>()
   private readonly renewTimer: NodeJS.Timeout
   private renewing: Promise<void> | undefined
+  /** When (`performance.now()`) the renewal in flight started. */
+  private renewingSince = 0
+  private readonly renewEveryMs: number
+  private readonly timeouts: Timeouts
   private closed = false
 
   private constructor(options: PostgresStorageOptions) {
@@ -78,7 +114,15 @@ export class PostgresStorage implements SessionStorage {
       this.pool = options.pool
       this.ownsPool = false
     } else if (options.connectionString !== undefined) {
-      this.pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 })
+      const statementMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS
+      this.pool = new pg.Pool({
+        connectionString: options.connectionString,
+        max: options.poolSize ?? 10,
+        connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+        statement_timeout: statementMs,
+        idle_in_transaction_session_timeout: statementMs,
+        query_timeout: statementMs + REPLY_GRACE_MS,
+      })
       this.ownsPool = true
     } else {
       throw new TypeError('PostgresStorage: pass `pool` or `connectionString`')
@@ -89,7 +133,12 @@ export class PostgresStorage implements SessionStorage {
     this.leaseTtlMs = options.leaseTtlMs ?? 30_000
     this.pageSize = options.pageSize ?? 1000
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
+    this.timeouts = {
+      connectMs: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+      queryMs: (options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS) + REPLY_GRACE_MS,
+    }
     const every = options.renewEveryMs ?? Math.max(1, Math.floor(this.leaseTtlMs / 3))
+    this.renewEveryMs = every
     this.renewTimer = setInterval(() => void this.renewNow().catch(() => undefined), every)
     this.renewTimer.unref()
   }
@@ -100,8 +149,14 @@ export class PostgresStorage implements SessionStorage {
     try {
       await checkSchema(storage.pool)
     } catch (error) {
-      await storage.close()
-      throw error
+      let closing: unknown
+      await storage.close().catch((failure: unknown) => {
+        closing = failure
+      })
+      if (closing === undefined) throw error
+      throw Object.assign(new Error(`checking the schema failed, then closing the storage failed too`), {
+        cause: bothFailures(error, closing, 'closing after a failed schema check'),
+      })
     }
     return storage
   }
@@ -261,23 +316,69 @@ export class PostgresStorage implements SessionStorage {
     expectedSeq: number,
   ): Promise<void> {
     if (held.deposed !== undefined) throw held.deposed
+    checkBatch(sessionId, events, expectedSeq)
     const encoded = encodeEvents(sessionId, events, this.maxEventBytes)
     const deliveries = held.awaited.size === 0 ? [] : deliveriesIn(events, held.awaited)
-    try {
-      if (deliveries.length === 0) {
-        await appendFenced(this.pool, sessionId, held.token, events, expectedSeq, encoded)
-        return
+    let unknown: unknown
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (unknown !== undefined) await this.refence(sessionId, held)
+        await this.appendOnce(sessionId, held, events, expectedSeq, encoded, deliveries)
+        break
+      } catch (error) {
+        if (error instanceof SessionError && isLeaseLost(error)) this.depose(sessionId, held, error)
+        if (!isConnectionFailure(error) && !(unknown !== undefined && isStorageFailure(error))) {
+          if (unknown === undefined || !(error instanceof SessionError)) throw error
+          throw withUnknown(error, unknown)
+        }
+        unknown = unknown === undefined ? error : bothFailures(unknown, error, 'settling an append')
+        if (attempt + 1 >= SETTLE_ATTEMPTS)
+          throw outcomeUnknown(sessionId, expectedSeq, events.length, unknown)
       }
-      await inTransaction(this.pool, async (client) => {
-        await appendFenced(client, sessionId, held.token, events, expectedSeq, encoded)
-        await markDelivered(client, sessionId, deliveries)
-      })
-    } catch (error) {
-      if (error instanceof SessionError && isLeaseLost(error)) this.depose(sessionId, held, error)
-      throw error
     }
     for (const delivery of deliveries) held.awaited.delete(delivery.messageId)
     for (const listener of this.deliveredListeners) contained(() => listener(sessionId, deliveries))
+  }
+
+  /** One attempt at the fenced append (with its deliveries, in one transaction) on its own connection. */
+  private appendOnce(
+    sessionId: SessionId,
+    held: Held,
+    events: readonly SessionEvent[],
+    expectedSeq: number,
+    encoded: readonly string[],
+    deliveries: readonly Delivery[],
+  ): Promise<void> {
+    const { queryMs } = this.timeouts
+    return withClient(
+      this.pool,
+      this.timeouts,
+      `session ${sessionId}: append at seq ${expectedSeq}`,
+      async (client) => {
+        if (deliveries.length === 0) {
+          await appendFenced(client, sessionId, held.token, events, expectedSeq, encoded, queryMs)
+          return
+        }
+        await inTransaction(client, queryMs, async (tx) => {
+          const found = await appendFenced(tx, sessionId, held.token, events, expectedSeq, encoded, queryMs)
+          // Found whole: the attempt that stored it marked its deliveries in the same transaction.
+          if (found < events.length) await markDelivered(tx, sessionId, deliveries)
+        })
+      },
+    )
+  }
+
+  /**
+   * After an append whose reply was lost: raises this writer's own fencing token, so the lost
+   * statement (if still on its way) can no longer land, and the retry that follows finds the batch
+   * stored or not, for certain. A lease no longer held with the token is left to the retry to report.
+   */
+  private async refence(sessionId: SessionId, held: Held): Promise<void> {
+    const { queryMs } = this.timeouts
+    const token = await withClient(this.pool, this.timeouts, `session ${sessionId}: re-fencing`, (client) =>
+      refence(client, sessionId, this.owner, held.token, this.leaseTtlMs, queryMs),
+    )
+    if (token !== undefined) held.token = token
   }
 
   /** Loads the whole session, page by page. `report.repairedEvents` is 0 (the store adds closers). */
@@ -335,10 +436,16 @@ export class PostgresStorage implements SessionStorage {
    * are marked deposed and reported to `onLeaseLost` listeners.
    */
   renewNow(): Promise<void> {
-    this.renewing ??= this.renewHeld().finally(() => {
-      this.renewing = undefined
+    // A renewal in flight for longer than the renewal period is not waited for: one hung
+    // connection must not stall every later renewal (its own wait ends with its query timeout).
+    if (this.renewing !== undefined && performance.now() - this.renewingSince <= this.renewEveryMs)
+      return this.renewing
+    const renewal = this.renewHeld().finally(() => {
+      if (this.renewing === renewal) this.renewing = undefined
     })
-    return this.renewing
+    this.renewing = renewal
+    this.renewingSince = performance.now()
+    return renewal
   }
 
   /** Stops renewing, releases every held lease, and ends the pool if this storage made it. */
@@ -347,14 +454,28 @@ export class PostgresStorage implements SessionStorage {
     this.closed = true
     clearInterval(this.renewTimer)
     await this.renewing?.catch(() => undefined)
-    for (const sessionId of this.heldSessions()) await this.release(sessionId).catch(() => undefined)
-    if (this.ownsPool) await this.pool.end()
+    const failures: unknown[] = []
+    for (const sessionId of this.heldSessions()) {
+      await this.release(sessionId).catch((error: unknown) => failures.push(error))
+    }
+    if (this.ownsPool) await this.pool.end().catch((error: unknown) => failures.push(error))
+    if (failures.length > 0) {
+      throw new SessionError(
+        SessionErrorCode.CLOSE_FAILED,
+        `closing the PostgreSQL storage (${this.owner}): ${failures.map(String).join('; then ')}`,
+        {},
+        { cause: failures.length === 1 ? failures[0] : new AggregateError(failures, 'closing the storage') },
+      )
+    }
   }
 
   private async renewHeld(): Promise<void> {
     const live = new Map<string, string>()
     for (const [id, held] of this.held) if (held.deposed === undefined) live.set(id, held.token)
-    const renewed = await renewLeases(this.pool, this.owner, live, this.leaseTtlMs)
+    const queryMs = Math.min(this.timeouts.queryMs, Math.max(1, this.renewEveryMs))
+    const renewed = await withClient(this.pool, { ...this.timeouts, queryMs }, 'renewing leases', (client) =>
+      renewLeases(client, this.owner, live, this.leaseTtlMs, queryMs),
+    )
     for (const [id, token] of live) {
       const held = this.held.get(id)
       if (renewed.has(id) || held === undefined || held.token !== token) continue

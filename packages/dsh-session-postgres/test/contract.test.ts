@@ -4,12 +4,15 @@ import { describeStorageContract, type StorageContractBacking } from 'dsh-sessio
 import { migrate, PostgresStorage } from 'dsh-session-postgres'
 import pg from 'pg'
 import { afterAll, beforeAll } from 'vitest'
+import { FaultProxy } from './fault-proxy.ts'
 import { createDatabase, dropDatabase, urlOf } from './support.ts'
 
 /** One schema per contract case, in this file's own database. */
 interface SchemaBacking extends StorageContractBacking {
   readonly schema: string
   readonly admin: pg.Pool
+  /** The fault proxies opened for this case, closed by `cleanup`. */
+  readonly proxies: FaultProxy[]
 }
 
 let database = ''
@@ -42,17 +45,38 @@ describeStorageContract<SchemaBacking>(
     pool.on('error', () => undefined)
     await migrate(pool)
     await pool.end()
+    const proxies: FaultProxy[] = []
     return {
       schema,
       admin,
+      proxies,
       open: (options) =>
         PostgresStorage.connect({ connectionString: inSchema(schema), poolSize: 4, ...options }),
       cleanup: async () => {
+        for (const proxy of proxies) await proxy.close()
         await admin.query(`DROP SCHEMA ${schema} CASCADE`)
       },
     }
   },
   {
+    // Every connection of the instance goes through a fault-injecting TCP proxy on 127.0.0.1.
+    openFaulty: async ({ schema, proxies }) => {
+      const direct = new URL(inSchema(schema))
+      const proxy = await FaultProxy.start(direct.hostname, Number(direct.port || 5432))
+      proxies.push(proxy)
+      const storage = await PostgresStorage.connect({
+        connectionString: proxy.through(direct.toString()),
+        poolSize: 4,
+        statementTimeoutMs: 3_000,
+        connectionTimeoutMs: 3_000,
+      })
+      return {
+        storage,
+        cutBeforeSend: () => proxy.arm('before-send'),
+        cutAfterCommit: () => proxy.arm('after-commit'),
+        hold: () => proxy.hold(),
+      }
+    },
     // A holder whose process died stops renewing: its lease simply runs out.
     abandonLease: async ({ schema }, _holder, sessionId: SessionId) => {
       await admin.query(

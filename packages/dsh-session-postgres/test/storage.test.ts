@@ -83,7 +83,9 @@ describe('appends', () => {
     const storage = await db.storage()
     await storage.create(header('a2'))
     await storage.appendBatch(SessionId('a2'), userEvents(0, 2), 0)
-    expect(await failure(storage.appendBatch(SessionId('a2'), userEvents(1, 2), 1))).toEqual({
+    expect(
+      await failure(storage.appendBatch(SessionId('a2'), [userEvent(1, 'other'), userEvent(2)], 1)),
+    ).toEqual({
       name: 'SessionError',
       code: SessionErrorCode.SEQ_MISMATCH,
       message: 'session a2: batch expected at seq 1 but the next seq is 2',

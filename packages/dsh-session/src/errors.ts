@@ -32,6 +32,13 @@ export const SessionErrorCode = {
   ALREADY_EXISTS: 'ALREADY_EXISTS',
   /** The backend failed to write or read. */
   STORAGE: 'STORAGE',
+  /**
+   * An append failed at a point where the backend cannot tell whether the batch was stored (a
+   * connection lost after the request left, a sync that failed after the write and could not be
+   * undone). Retrying the same batch at the same seq is safe and settles it: a stored batch is
+   * found and not written twice.
+   */
+  APPEND_OUTCOME_UNKNOWN: 'APPEND_OUTCOME_UNKNOWN',
   /** An event whose serialized size is over the limit (`maxEventBytes`); nothing was written. */
   EVENT_TOO_LARGE: 'EVENT_TOO_LARGE',
   /** The session's file was removed, renamed or replaced under its live writer; the writer stopped. */

@@ -24,6 +24,8 @@ export {
   validateEvent,
 } from './schemas.ts'
 export { snapshotJson } from './snapshot.ts'
+export { checkBatch, storedPrefix } from './storage/batch-check.ts'
+export { bothFailures, errorChain } from './storage/failures.ts'
 export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'

@@ -10,6 +10,7 @@ import { SessionProjectionRegistry } from './projections.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import { LiveSession, type SessionHost } from './session.ts'
 import type { EventWriter } from './storage/event-writer.ts'
+import { bothFailures, failureOf, withCleanupFailure } from './storage/failures.ts'
 import { InlineWriter } from './storage/inline-writer.ts'
 import { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 import { MemoryStorage } from './storage/memory.ts'
@@ -184,8 +185,11 @@ export class Sessions extends Service implements SessionStore {
       this.reportMended(id, session.loadReport)
     } catch (error) {
       session?.markClosed()
-      await this.storage.release(id)
-      throw error
+      throw withCleanupFailure(
+        error,
+        await failureOf(this.storage.release(id)),
+        `releasing the lease of ${id}`,
+      )
     }
     return this.adopt(session)
   }
@@ -236,7 +240,8 @@ export class Sessions extends Service implements SessionStore {
   /**
    * Flushes `session`, marks it closed (later appends throw `CLOSED`), releases its lease, forgets it
    * and emits `session/disposed`. Every step runs even when an earlier one fails, so no lease is left
-   * on any path; the first failure then rejects as `CLOSE_FAILED` with the original error as `cause`
+   * on any path; a failure then rejects as `CLOSE_FAILED` with the original error as `cause` (an
+   * `AggregateError` of the flush's and the release's failures when both failed)
    * (events not yet durable were never acknowledged by `flush`). Closing again is a no-op.
    */
   async close(session: Session): Promise<void> {
@@ -249,7 +254,7 @@ export class Sessions extends Service implements SessionStore {
     live.markClosed()
     this.live.delete(session.id)
     await this.storage.release(session.id).catch((error: unknown) => {
-      failure ??= error
+      failure = failure === undefined ? error : bothFailures(failure, error, `closing session ${session.id}`)
     })
     emitContained(this.home, 'session/disposed', [live])
     if (failure !== undefined) {

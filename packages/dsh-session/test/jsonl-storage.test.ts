@@ -217,7 +217,7 @@ describe('JsonlStorage appendBatch', () => {
     })
     const gap = await errorOf(storage.appendBatch(id, [userEvent(2), userEvent(4)], 2))
     expect(gap.code).toBe('SEQ_MISMATCH')
-    expect(gap.message).toBe(`session s1 (${file}): batch event 1 has seq 4, expected 3`)
+    expect(gap.message).toBe('session s1: batch event 1 (user/message) has seq 4, expected 3')
     expect(bytesOf(file)).toBe(before)
     await storage.appendBatch(id, userEvents(2, 1), 2)
   })
@@ -229,8 +229,13 @@ describe('JsonlStorage appendBatch', () => {
     await first.release(id)
     const second = jsonl()
     await second.acquire(id)
-    const error = await errorOf(second.appendBatch(id, userEvents(0, 1), 0))
-    expect(error.message).toBe(`session s1 (${join(dir, 's1.jsonl')}): expected seq 3, got a batch at seq 0`)
+    const error = await errorOf(second.appendBatch(id, [userEvent(0, 'not what is stored')], 0))
+    expect(error.message).toBe(
+      `session s1 (${join(dir, 's1.jsonl')}): expected seq 3, got a batch at seq 0 whose events differ from the stored ones`,
+    )
+    // The same batch again (an earlier attempt that did land) is settled, not written twice.
+    await second.appendBatch(id, userEvents(0, 3), 0)
+    await second.appendBatch(id, userEvents(1, 3), 1)
     await second.appendBatch(id, userEvents(3, 1), 3)
     expect((await second.load(id)).events).toEqual(userEvents(0, 4))
   })
@@ -293,10 +298,13 @@ describe('JsonlStorage appendBatch', () => {
     expect((await storage.load(id)).events).toEqual(userEvents(0, 3))
   })
 
-  it('fails every later append when a failed batch cannot be cut back, until the lease is retaken', async () => {
+  it('keeps the EIO and the failed cut-back both in the cause chain, reports the outcome unknown, and settles on retry (issue 31 items 1 and 3)', async () => {
+    let failSync = 1
     const storage = jsonl({
       write: async (handle, data) => (await handle.write(data)).bytesWritten,
       sync: async (handle) => {
+        if (failSync === 0) return handle.datasync()
+        failSync--
         // The writer's handle is gone: the cut-back (a truncate through it) now fails too.
         await handle.close()
         throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })
@@ -304,14 +312,29 @@ describe('JsonlStorage appendBatch', () => {
     })
     const file = join(dir, 's1.jsonl')
     await storage.create(header('s1'))
-    const failed = await errorOf(storage.appendBatch(id, userEvents(0, 2), 0))
-    const message = `session s1 (${file}): appending seqs 0..1 failed and the file could not be cut back; release and reacquire the session`
-    expect(failed).toEqual({ code: 'STORAGE', message, where: { sessionId: 's1', file, seq: 0 } })
-    expect(await errorOf(storage.appendBatch(id, userEvents(0, 2), 0))).toEqual(failed)
+    let failed: unknown
+    await storage.appendBatch(id, userEvents(0, 2), 0).catch((error: unknown) => {
+      failed = error
+    })
+    expect(failed).toMatchObject({
+      code: 'APPEND_OUTCOME_UNKNOWN',
+      where: { sessionId: 's1', file, seq: 0 },
+      message: expect.stringMatching(
+        /^session s1 \(.*s1\.jsonl\): appending seqs 0\.\.1 failed \(Error: EIO: i\/o error, fdatasync\) and the file could not be cut back \(.+\); retrying the batch cuts it back first$/,
+      ),
+    })
+    const cause = (failed as Error).cause
+    expect(cause).toBeInstanceOf(AggregateError)
+    const [first, second] = (cause as AggregateError).errors as Error[]
+    expect(first).toMatchObject({ code: 'EIO', message: 'EIO: i/o error, fdatasync' })
+    expect(second).toBeInstanceOf(Error)
+    expect(second).not.toBe(first)
+    // The retry cuts the landed lines back, writes the batch once, and the session goes on.
+    await storage.appendBatch(id, userEvents(0, 2), 0)
+    await storage.appendBatch(id, userEvents(2, 1), 2)
+    expect((await storage.load(id)).events).toEqual(userEvents(0, 3))
     await storage.release(id)
-    await storage.acquire(id)
-    // The batch's lines landed before the failed sync: after retaking the lease the file tells.
-    expect((await storage.load(id)).events).toEqual(userEvents(0, 2))
+    expect((await jsonl().load(id)).events).toEqual(userEvents(0, 3))
   })
 })
 

@@ -238,3 +238,59 @@ describe('fork', () => {
     expect((await app.sessions.list()).sessions.length).toBe(1)
   })
 })
+
+describe('a clean-up that fails after a failure keeps both errors (issue 31 item 3)', () => {
+  /** A backend whose appends, loads and releases fail while the switches say so. */
+  class Failing extends MemoryStorage {
+    failAppend = false
+    failLoad = false
+    failRelease = false
+    override async appendBatch(id: SessionId, events: readonly SessionEvent[], seq: number): Promise<void> {
+      if (this.failAppend) throw Object.assign(new Error('EIO: the append failed'), { code: 'EIO' })
+      return super.appendBatch(id, events, seq)
+    }
+    override async load(id: SessionId) {
+      if (this.failLoad) throw Object.assign(new Error('EIO: the load failed'), { code: 'EIO' })
+      return super.load(id)
+    }
+    override async release(id: SessionId): Promise<void> {
+      await super.release(id)
+      if (this.failRelease) throw Object.assign(new Error('EBUSY: the release failed'), { code: 'EBUSY' })
+    }
+  }
+
+  test('close: a failed flush followed by a failed release rejects CLOSE_FAILED whose cause holds both, in order', async () => {
+    const storage = new Failing()
+    const app = await mountSessions({ storage })
+    const session = await app.sessions.create({ id: SessionId('both') })
+    storage.failAppend = true
+    storage.failRelease = true
+    session.append('user/message', user('hi'))
+    const error = await app.sessions.close(session).then(
+      () => new Error('expected a rejection'),
+      (e: unknown) => e as Error,
+    )
+    expect(error).toMatchObject({ code: 'CLOSE_FAILED' })
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    const [first, second] = (error.cause as AggregateError).errors as Error[]
+    expect(first).toMatchObject({ code: 'STORAGE', cause: { code: 'EIO' } })
+    expect(second).toMatchObject({ code: 'EBUSY', message: 'EBUSY: the release failed' })
+  })
+
+  test('open: a failed load followed by a failed release rejects with the load’s error, the release’s beside it', async () => {
+    const storage = new Failing()
+    const app = await mountSessions({ storage })
+    await app.sessions.close(await app.sessions.create({ id: SessionId('reopen') }))
+    storage.failLoad = true
+    storage.failRelease = true
+    const error = await app.sessions.open(SessionId('reopen')).then(
+      () => new Error('expected a rejection'),
+      (e: unknown) => e as Error,
+    )
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    const [first, second] = (error.cause as AggregateError).errors as Error[]
+    expect(first).toMatchObject({ code: 'EIO', message: 'EIO: the load failed' })
+    expect(second).toMatchObject({ code: 'EBUSY' })
+    expect(error.message).toContain('EIO: the load failed')
+  })
+})

@@ -220,7 +220,11 @@ describe('JsonlStorage.appendLines', () => {
     // None awaited before the next is made: the first starts at once, the others queue behind it.
     const first = storage.appendLines(id, lines(0, 2), 0)
     const second = storage.appendLines(id, lines(2, 1), 2)
-    const stale = storage.appendLines(id, lines(2, 1), 2)
+    const stale = storage.appendLines(
+      id,
+      { count: 1, chunks: [Buffer.from(linesOf([userEvent(2, 'other')]))] },
+      2,
+    )
     const third = storage.appendLines(id, lines(3, 2), 3)
     await Promise.all([first, second, third])
     await expect(stale).rejects.toMatchObject({ code: 'SEQ_MISMATCH' })
@@ -240,7 +244,7 @@ describe('JsonlStorage.appendLines', () => {
     await writer.close()
     const storage = new JsonlStorage({ dir })
     await storage.acquire(id)
-    const stale = { count: 1, chunks: [Buffer.from(linesOf([userEvent(1)]))] }
+    const stale = { count: 1, chunks: [Buffer.from(linesOf([userEvent(1, 'other')]))] }
     await expect(storage.appendLines(id, stale, 1)).rejects.toMatchObject({ code: 'SEQ_MISMATCH' })
     await storage.appendLines(id, { count: 1, chunks: [Buffer.from(linesOf([userEvent(2)]))] }, 2)
     await storage.close()

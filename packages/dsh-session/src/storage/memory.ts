@@ -6,6 +6,7 @@ import type { SessionId } from 'dsh-llm'
 import { eventAt, evictChunksBefore, type LogEntry } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
+import { checkBatch, checkStoredEvent } from './batch-check.ts'
 import { eventBytesOver, eventTooLarge } from './event-size.ts'
 import type { InlineTarget } from './inline-writer.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './types.ts'
@@ -74,28 +75,28 @@ export class MemoryStorage implements SessionStorage {
         { sessionId },
       )
     }
-    if (expectedSeq !== stored.events.length) {
-      throw new SessionError(
-        SessionErrorCode.SEQ_MISMATCH,
-        `session ${sessionId}: batch expected at seq ${expectedSeq} but the next seq is ${stored.events.length}`,
-        { sessionId, seq: expectedSeq },
-      )
-    }
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i] as SessionEvent
-      if (event.seq !== expectedSeq + i) {
-        throw new SessionError(
-          SessionErrorCode.SEQ_MISMATCH,
-          `session ${sessionId}: batch event ${i} has seq ${event.seq}, expected ${expectedSeq + i}`,
-          { sessionId, seq: event.seq, eventType: event.type },
-        )
-      }
+    checkBatch(sessionId, events, expectedSeq)
+    for (const event of events) {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
+    const next = stored.events.length
+    let batch = events
+    if (expectedSeq !== next) {
+      // A retried batch whose first attempt was stored: settle it, never write it twice.
+      const found = expectedSeq < next ? this.storedPrefix(stored, events, expectedSeq) : 0
+      if (found === 0 || (found < events.length && found < next - expectedSeq)) {
+        throw new SessionError(
+          SessionErrorCode.SEQ_MISMATCH,
+          `session ${sessionId}: batch expected at seq ${expectedSeq} but the next seq is ${next}`,
+          { sessionId, seq: expectedSeq },
+        )
+      }
+      batch = events.slice(found)
+    }
     const entries = stored.events
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i] as SessionEvent
+    for (let i = 0; i < batch.length; i++) {
+      const event = batch[i] as SessionEvent
       const index = entries.length
       entries[index] = event
       if (event.type === 'assistant/message') evictChunksBefore(entries, index)
@@ -145,11 +146,18 @@ export class MemoryStorage implements SessionStorage {
     }
   }
 
+  /**
+   * Reads the whole session and checks each event against the event catalog as every backend's load
+   * does: `UNKNOWN_EVENT_TYPE` for a type no longer defined, `CORRUPT_LOG` for one its schema refuses.
+   */
   async load(sessionId: SessionId): Promise<LoadedLog> {
     const stored = this.require(sessionId)
     const events: SessionEvent[] = []
-    for (let seq = 0; seq < stored.events.length; seq++)
-      events.push(eventAt(stored.events, seq) as SessionEvent)
+    for (let seq = 0; seq < stored.events.length; seq++) {
+      const event = eventAt(stored.events, seq) as SessionEvent
+      checkStoredEvent(sessionId, event, seq)
+      events.push(event)
+    }
     return { header: stored.header, events, report: { repairedEvents: 0 } }
   }
 
@@ -176,6 +184,17 @@ export class MemoryStorage implements SessionStorage {
 
   async close(): Promise<void> {
     for (const stored of this.sessions.values()) if (stored.holder === this) stored.holder = undefined
+  }
+
+  /** How many leading events of `events` (from `expectedSeq`) are stored already, equal as JSON. */
+  private storedPrefix(stored: StoredSession, events: readonly SessionEvent[], expectedSeq: number): number {
+    let found = 0
+    while (found < events.length && expectedSeq + found < stored.events.length) {
+      const have = eventAt(stored.events, expectedSeq + found)
+      if (JSON.stringify(have) !== JSON.stringify(events[found])) break
+      found++
+    }
+    return found
   }
 
   private require(sessionId: SessionId): StoredSession {

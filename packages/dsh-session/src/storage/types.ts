@@ -47,20 +47,28 @@ export interface SessionStorage {
   /** Takes the write lease of an existing session; `LOCKED` if a live holder (this instance too) has it. */
   acquire(sessionId: SessionId): Promise<void>
   /**
-   * Durably appends a batch whose first event has seq `expectedSeq`; `SEQ_MISMATCH` for a seq that is
-   * not the next one, `EVENT_TOO_LARGE` (nothing written), `LOCKED` without the lease, `LEASE_LOST`
-   * after a takeover. A batch that rejects is all or nothing: retrying it at the same seq is safe.
+   * Durably appends a batch whose first event has seq `expectedSeq`. Refuses (writing nothing) what
+   * its own `load` would refuse, with the event catalog's error (`checkBatch`: `UNKNOWN_EVENT_TYPE`,
+   * `INVALID_EVENT`); `SEQ_MISMATCH` for a seq that is not the next one or other events stored at
+   * those seqs, `EVENT_TOO_LARGE` (nothing written), `LOCKED` without the lease, `LEASE_LOST` after a
+   * takeover. Retrying a batch is always safe: a batch (or a leading part of it) already stored from
+   * `expectedSeq` on — an earlier attempt that landed — resolves without being written twice. A
+   * batch that rejects is all or nothing, except `APPEND_OUTCOME_UNKNOWN`: the backend cannot tell
+   * whether it was stored, and retrying the same batch settles it.
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void>
   /**
    * Optional: `appendBatch` for events the caller has already encoded (`SessionWriter` then keeps its
    * unsynced queue as bytes off the JS heap, not as event objects). The lines hold seqs
    * `expectedSeq` to `expectedSeq + lines.count - 1`, in order, each line within `maxEventBytes`: the
-   * caller guarantees both, so the backend checks only `expectedSeq`. Same failures and all-or-nothing
-   * rule as `appendBatch`. The backend must not touch `lines.chunks` once the promise settles.
+   * caller guarantees both (and that each line is an event the catalog accepts), so the backend
+   * checks only `expectedSeq`. Same failures, retry and all-or-nothing rules as `appendBatch`. The backend must not touch `lines.chunks` once the promise settles.
    */
   appendLines?(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void>
-  /** Reads and validates a whole session; mends a torn tail (see `LoadReport`). */
+  /**
+   * Reads and validates a whole session against the event catalog (`UNKNOWN_EVENT_TYPE`, or
+   * `CORRUPT_LOG` with the catalog's `INVALID_EVENT` as `cause`); mends a torn tail (see `LoadReport`).
+   */
   load(sessionId: SessionId): Promise<LoadedLog>
   /** Reads events from `fromSeq` on. */
   read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent>

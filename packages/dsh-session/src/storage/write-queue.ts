@@ -182,6 +182,21 @@ export class WriteQueue {
     return out
   }
 
+  /** The batch's events as JSON texts (no newline), in order: to compare with what a backend stored. */
+  lines(batch: TakenBatch): string[] {
+    const out: string[] = []
+    for (const entry of batch.entries) {
+      if (!isRun(entry)) {
+        out.push(JSON.stringify(entry))
+        continue
+      }
+      const text = entry.data.toString('utf8')
+      const lines = text.split('\n')
+      for (let i = 0; i < entry.count; i++) out.push(lines[i] ?? '')
+    }
+    return out
+  }
+
   private push(event: SessionEvent, estimate = -1): number {
     if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
     const size = (estimate < 0 ? estimateBytes(event.data) : estimate) + 64

@@ -7,12 +7,14 @@
  */
 import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
-import { SessionError } from '../errors.ts'
+import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { SessionEvent } from '../types.ts'
+import { storedPrefix } from './batch-check.ts'
 import type { EventWriter } from './event-writer.ts'
+import { hasSessionCode } from './failures.ts'
 import { nextTurn, sliceSpent } from './ready-slice.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './types.ts'
-import { WriteQueue } from './write-queue.ts'
+import { type TakenBatch, WriteQueue } from './write-queue.ts'
 
 interface Waiter {
   readonly target: number
@@ -40,6 +42,8 @@ export const DEFAULT_COMMIT_DELAY_MS = 2
 export const DEFAULT_HIGH_WATER_MARK = 8 * 1024 * 1024
 const DEFAULT_MAX_BATCH_BYTES = 1024 * 1024
 const RESOLVED = Promise.resolve()
+/** Waits before each retry of a batch whose append had an unknown outcome, ms; then the flush fails. */
+const UNSETTLED_RETRY_MS = [10, 100, 500, 1500]
 
 /**
  * Persists one session's events in batches. Writing starts on its own `commitDelayMs` after the
@@ -78,6 +82,8 @@ export class SessionWriter implements EventWriter {
   private waitingSince = -1
   private readonly commitDelayMs: number
   private waiters: Waiter[] = []
+  /** An append's outcome was unknown and no later attempt has settled it yet. */
+  private unsettled = false
   private waiterHead = 0
 
   /**
@@ -221,14 +227,7 @@ export class SessionWriter implements EventWriter {
     while (!this.queue.empty) {
       const batch = this.queue.take(this.maxBatchBytes)
       try {
-        const { storage } = this
-        if (storage.appendLines === undefined) {
-          await storage.appendBatch(this.sessionId, batch.entries as readonly SessionEvent[], this.durable)
-        } else {
-          const encoded = this.queue.chunks(batch, this.sessionId)
-          const chunks = Array.isArray(encoded) ? encoded : await encoded
-          await storage.appendLines(this.sessionId, { count: batch.count, chunks }, this.durable)
-        }
+        await this.writeSettled(batch)
       } catch (cause) {
         this.queue.putBack(batch)
         this.writing = false
@@ -242,6 +241,60 @@ export class SessionWriter implements EventWriter {
       this.settle()
     }
     this.writing = false
+  }
+
+  /** One append of `batch` at the durable seq, as events or as encoded lines. */
+  private async write(batch: TakenBatch): Promise<void> {
+    const { storage } = this
+    if (storage.appendLines === undefined) {
+      await storage.appendBatch(this.sessionId, batch.entries as readonly SessionEvent[], this.durable)
+    } else {
+      const encoded = this.queue.chunks(batch, this.sessionId)
+      const chunks = Array.isArray(encoded) ? encoded : await encoded
+      await storage.appendLines(this.sessionId, { count: batch.count, chunks }, this.durable)
+    }
+  }
+
+  /**
+   * Writes `batch`, settling an append whose outcome the backend could not tell
+   * (`APPEND_OUTCOME_UNKNOWN`): the same batch is retried at the same seq a few times, backing off
+   * (a backend stores a batch it finds already there once); a retry refused with `SEQ_MISMATCH` is
+   * checked against the stored events, and the batch counts as durable when they are its own. A
+   * different stored tail, a lost lease, or an outcome still unknown after the retries is thrown
+   * (the batch stays queued; the next `flush` settles it the same way).
+   */
+  private async writeSettled(batch: TakenBatch): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.write(batch)
+        this.unsettled = false
+        return
+      } catch (error) {
+        if (this.unsettled && hasSessionCode(error, SessionErrorCode.SEQ_MISMATCH)) {
+          if (await this.storedAlready(batch)) {
+            this.unsettled = false
+            return
+          }
+          throw error
+        }
+        if (hasSessionCode(error, SessionErrorCode.APPEND_OUTCOME_UNKNOWN)) this.unsettled = true
+        const stop =
+          hasSessionCode(error, SessionErrorCode.LEASE_LOST) || hasSessionCode(error, SessionErrorCode.LOCKED)
+        const wait = UNSETTLED_RETRY_MS[attempt]
+        if (!this.unsettled || stop || wait === undefined) throw error
+        await new Promise((resolve) => setTimeout(resolve, wait))
+      }
+    }
+  }
+
+  /** Whether the events stored from the durable seq on are `batch`'s own, line for line. */
+  private async storedAlready(batch: TakenBatch): Promise<boolean> {
+    const lines = this.queue.lines(batch)
+    try {
+      return (await storedPrefix(this.storage.read(this.sessionId, this.durable), lines)) === lines.length
+    } catch {
+      return false
+    }
   }
 
   private settle(): void {

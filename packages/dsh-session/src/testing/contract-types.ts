@@ -46,4 +46,23 @@ export interface StorageContractPowers<B extends StorageContractBacking = Storag
    * returns the `path` that `list()` must report it under.
    */
   plantBadEntry?(backing: B): string | Promise<string>
+  /**
+   * For a backend that talks to its backing over a connection: opens an instance whose traffic passes
+   * through a fault injector the suite drives (a TCP proxy, say). The suite closes the instance.
+   */
+  openFaulty?(backing: B): Promise<ContractFaults>
+}
+
+/** An instance behind a fault injector, and the faults the suite may inject into its traffic. */
+export interface ContractFaults {
+  readonly storage: SessionStorage
+  /** The next append's request is lost before it reaches the backing, and its connection cut. */
+  cutBeforeSend(): void
+  /** The next append reaches the backing and is carried out; its connection is cut before the reply. */
+  cutAfterCommit(): void
+  /**
+   * Holds every request and reply in flight on the instance's open connections until the returned
+   * function is called; held requests then still reach the backing.
+   */
+  hold(): () => void
 }

@@ -1,5 +1,6 @@
 export { contractEvent, contractEvents, contractHeader } from './contract-events.ts'
 export type {
+  ContractFaults,
   ContractOpenOptions,
   StorageContractBacking,
   StorageContractFactory,

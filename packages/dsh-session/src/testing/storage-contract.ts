@@ -4,12 +4,15 @@
  */
 import { SessionId } from 'dsh-llm'
 import { afterEach, describe, expect, it } from 'vitest'
-import { SessionError } from '../errors.ts'
+import { z } from 'zod'
+import { SessionError, SessionErrorCode } from '../errors.ts'
+import { defineSessionEvent } from '../schemas.ts'
 import type { SessionStorage } from '../storage/types.ts'
 import { SessionWriter } from '../storage/writer.ts'
 import type { SessionEvent } from '../types.ts'
 import { contractEvent, contractEvents, contractHeader } from './contract-events.ts'
 import type {
+  ContractFaults,
   ContractOpenOptions,
   StorageContractBacking,
   StorageContractFactory,
@@ -25,6 +28,48 @@ async function refusal(promise: Promise<unknown>): Promise<{ code: string; where
     return { code: error.code, where: error.where }
   }
   throw new Error('expected a rejection')
+}
+
+/**
+ * `storage` whose appends (`appendBatch`, and `appendLines` when it has it) reject with
+ * `APPEND_OUTCOME_UNKNOWN` while `lose()` says so — after storing the batch when `landed` (a reply
+ * lost after the commit), before it otherwise (a request lost before it arrived).
+ */
+function withUnknownOutcome(storage: SessionStorage, landed: boolean, lose: () => boolean): SessionStorage {
+  const unknown = (sessionId: SessionId, seq: number) =>
+    new SessionError(
+      SessionErrorCode.APPEND_OUTCOME_UNKNOWN,
+      `session ${sessionId}: reply lost (contract fault)`,
+      {
+        sessionId,
+        seq,
+      },
+    )
+  const faulty = async (sessionId: SessionId, seq: number, append: () => Promise<void>): Promise<void> => {
+    if (!lose()) return append()
+    if (landed) await append()
+    throw unknown(sessionId, seq)
+  }
+  const wrapped: SessionStorage = {
+    create: (header) => storage.create(header),
+    acquire: (sessionId) => storage.acquire(sessionId),
+    appendBatch: (sessionId, events, seq) =>
+      faulty(sessionId, seq, () => storage.appendBatch(sessionId, events, seq)),
+    load: (sessionId) => storage.load(sessionId),
+    read: (sessionId, fromSeq) => storage.read(sessionId, fromSeq),
+    list: () => storage.list(),
+    release: (sessionId) => storage.release(sessionId),
+    close: () => storage.close(),
+  }
+  const { appendLines } = storage
+  if (appendLines !== undefined) {
+    const lines = appendLines.bind(storage)
+    return {
+      ...wrapped,
+      appendLines: (sessionId, batch, seq) => faulty(sessionId, seq, () => lines(sessionId, batch, seq)),
+    }
+  }
+  return wrapped
 }
 
 async function eventsOf(storage: SessionStorage, id: SessionId): Promise<SessionEvent[]> {
@@ -89,7 +134,9 @@ export function describeStorageContract<B extends StorageContractBacking>(
       await storage.create(contractHeader(id))
       await storage.appendBatch(id, contractEvents(0, 2), 0)
       expect((await refusal(storage.appendBatch(id, contractEvents(3, 1), 3))).code).toBe('SEQ_MISMATCH')
-      expect((await refusal(storage.appendBatch(id, contractEvents(1, 1), 1))).code).toBe('SEQ_MISMATCH')
+      expect((await refusal(storage.appendBatch(id, [contractEvent(1, 'not what is stored')], 1))).code).toBe(
+        'SEQ_MISMATCH',
+      )
       const gap = [contractEvent(2), contractEvent(4)]
       expect((await refusal(storage.appendBatch(id, gap, 2))).code).toBe('SEQ_MISMATCH')
       expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 2))
@@ -120,6 +167,80 @@ export function describeStorageContract<B extends StorageContractBacking>(
       expect(error).toMatchObject({ code: 'STORAGE', cause: { code: 'SEQ_MISMATCH' } })
       expect(await eventsOf(storage, id)).toEqual(events)
     })
+
+    it('settles a retried batch that was stored: found whole or in part, never written twice; other events are SEQ_MISMATCH', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      await storage.appendBatch(id, contractEvents(0, 3), 0)
+      await storage.appendBatch(id, contractEvents(0, 3), 0)
+      await storage.appendBatch(id, contractEvents(1, 2), 1)
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 3))
+      await storage.appendBatch(id, contractEvents(2, 3), 2)
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 5))
+      const other = [contractEvent(3), contractEvent(4, 'not what is stored'), contractEvent(5)]
+      expect(await refusal(storage.appendBatch(id, other, 3))).toEqual({
+        code: 'SEQ_MISMATCH',
+        where: expect.objectContaining({ sessionId: id }),
+      })
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 5))
+    })
+
+    it('refuses with the catalog’s error what its load would refuse, writes none of the batch, and still loads', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      await storage.appendBatch(id, contractEvents(0, 1), 0)
+      const unknown = { ...contractEvent(2), type: 'contract/never-defined' } as unknown as SessionEvent
+      expect(await refusal(storage.appendBatch(id, [contractEvent(1), unknown], 1))).toEqual({
+        code: 'UNKNOWN_EVENT_TYPE',
+        where: expect.objectContaining({ sessionId: id, seq: 2, eventType: 'contract/never-defined' }),
+      })
+      const invalid = {
+        ...contractEvent(1),
+        data: { role: 'user', content: 'not blocks' },
+      } as unknown as SessionEvent
+      expect(await refusal(storage.appendBatch(id, [invalid], 1))).toEqual({
+        code: 'INVALID_EVENT',
+        where: expect.objectContaining({ sessionId: id, seq: 1, eventType: 'user/message' }),
+      })
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 1))
+      await storage.appendBatch(id, contractEvents(1, 1), 1)
+      expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 2))
+    })
+
+    it('loads and validates: an event whose type lost its definition after it was stored is UNKNOWN_EVENT_TYPE', async () => {
+      const storage = await open(await fresh())
+      await storage.create(contractHeader(id))
+      const type = `contract/short-lived-${Math.random().toString(36).slice(2)}`
+      const undefine = defineSessionEvent(type, { schema: z.object({ n: z.number() }) })
+      try {
+        await storage.appendBatch(
+          id,
+          [contractEvent(0), { type, seq: 1, time: 1, data: { n: 1 } } as unknown as SessionEvent],
+          0,
+        )
+      } finally {
+        undefine()
+      }
+      expect(await refusal(storage.load(id))).toEqual({
+        code: 'UNKNOWN_EVENT_TYPE',
+        where: expect.objectContaining({ seq: 1, eventType: type }),
+      })
+    })
+
+    for (const landed of [true, false])
+      it(`lets a SessionWriter settle an append whose outcome was unknown (${landed ? 'it landed' : 'it did not'}): each event stored once`, async () => {
+        const storage = await open(await fresh())
+        await storage.create(contractHeader(id))
+        let lose = 1
+        const unreliable = withUnknownOutcome(storage, landed, () => lose-- > 0)
+        const writer = new SessionWriter(unreliable, id, 0)
+        for (const event of contractEvents(0, 3)) writer.enqueue(event)
+        await writer.flush()
+        for (const event of contractEvents(3, 2)) writer.enqueue(event)
+        await writer.flush()
+        expect(writer.durableSeq).toBe(5)
+        expect(await eventsOf(storage, id)).toEqual(contractEvents(0, 5))
+      })
 
     it('refuses a taken id with ALREADY_EXISTS and a missing one with NOT_FOUND', async () => {
       const storage = await open(await fresh())
@@ -266,6 +387,79 @@ export function describeStorageContract<B extends StorageContractBacking>(
         expect((await refusal((await open(from)).acquire(id))).code).toBe('LOCKED')
         expect(await eventsOf(heir, id)).toEqual([...contractEvents(0, 2), contractEvent(2, 'from the heir')])
       })
+
+    const { openFaulty } = powers
+    if (openFaulty !== undefined) {
+      /**
+       * An append hit by a fault either resolves (the backend settled it) or rejects with
+       * `APPEND_OUTCOME_UNKNOWN` (or `STORAGE` when nothing was sent); retrying it then resolves.
+       */
+      async function appendThroughFault(
+        storage: SessionStorage,
+        events: SessionEvent[],
+        seq: number,
+      ): Promise<string> {
+        try {
+          await storage.appendBatch(id, events, seq)
+          return 'settled by the backend'
+        } catch (error) {
+          if (!(error instanceof SessionError))
+            throw new Error(`expected a SessionError, got ${String(error)}`)
+          expect(['APPEND_OUTCOME_UNKNOWN', 'STORAGE']).toContain(error.code)
+          await storage.appendBatch(id, events, seq)
+          return error.code
+        }
+      }
+
+      for (const [point, inject] of [
+        ['after its commit', (faults: ContractFaults) => faults.cutAfterCommit()],
+        ['before it was sent', (faults: ContractFaults) => faults.cutBeforeSend()],
+      ] as const)
+        it(`settles an append whose connection was cut ${point}: stored exactly once, and the session goes on`, async () => {
+          const from = await fresh()
+          const faults = await openFaulty(from)
+          opened.push(faults.storage)
+          await faults.storage.create(contractHeader(id))
+          await faults.storage.appendBatch(id, contractEvents(0, 2), 0)
+          inject(faults)
+          await appendThroughFault(faults.storage, contractEvents(2, 2), 2)
+          await faults.storage.appendBatch(id, contractEvents(4, 1), 4)
+          expect(await eventsOf(await open(from), id)).toEqual(contractEvents(0, 5))
+          const writer = new SessionWriter(faults.storage, id, 5)
+          inject(faults)
+          for (const event of contractEvents(5, 3)) writer.enqueue(event)
+          await writer.flush().catch(() => writer.flush())
+          expect(await eventsOf(await open(from), id)).toEqual(contractEvents(0, 8))
+        })
+
+      if (abandonLease !== undefined)
+        it('refuses with LEASE_LOST an append held in flight past a takeover, and stores only the heir’s events', async () => {
+          const from = await fresh()
+          const faults = await openFaulty(from)
+          opened.push(faults.storage)
+          const deposed = faults.storage
+          await deposed.create(contractHeader(id))
+          await deposed.appendBatch(id, contractEvents(0, 2), 0)
+          const release = faults.hold()
+          const held = deposed.appendBatch(id, contractEvents(2, 1), 2).then(
+            () => undefined,
+            (error: unknown) => error,
+          )
+          await abandonLease(from, deposed, id)
+          const heir = await open(from)
+          await heir.acquire(id)
+          await heir.appendBatch(id, [contractEvent(2, 'from the heir')], 2)
+          release()
+          expect(await held).toMatchObject({
+            code: 'LEASE_LOST',
+            where: expect.objectContaining({ sessionId: id }),
+          })
+          expect(await eventsOf(heir, id)).toEqual([
+            ...contractEvents(0, 2),
+            contractEvent(2, 'from the heir'),
+          ])
+        })
+    }
 
     if (plantBadEntry !== undefined)
       it('lists bad entries as problems beside the good sessions and still opens the good ones', async () => {

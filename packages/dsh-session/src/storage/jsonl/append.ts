@@ -4,7 +4,8 @@
  */
 import { type FileHandle, open } from 'node:fs/promises'
 import type { SessionId } from 'dsh-llm'
-import { SessionError } from '../../errors.ts'
+import { SessionError, SessionErrorCode } from '../../errors.ts'
+import { bothFailures } from '../failures.ts'
 import { storageError } from './errors.ts'
 import { type AppendIo, writeAll } from './files.ts'
 import { assertSameFile, assertStillOwned, type Lease } from './lease.ts'
@@ -22,6 +23,7 @@ export async function writeBatch(
   expectedSeq: number,
   count: number,
 ): Promise<void> {
+  if (lease.unsettled === true) await settleTail(lease, sessionId, file, expectedSeq)
   try {
     lease.handle ??= await openAppend(lease, sessionId, file)
     for (const slice of slices) {
@@ -38,12 +40,15 @@ export async function writeBatch(
     try {
       await cutBack(lease)
     } catch (cutError) {
-      lease.failure = storageError(
-        `session ${sessionId} (${file}): appending seqs ${seqs} failed and the file could not be cut back; release and reacquire the session`,
+      // Some of the batch may be in the file, durable or not: unknown until a later append cuts
+      // the file back to its last durable batch (it tries that first) or a load reads it.
+      lease.unsettled = true
+      throw new SessionError(
+        SessionErrorCode.APPEND_OUTCOME_UNKNOWN,
+        `session ${sessionId} (${file}): appending seqs ${seqs} failed (${String(error)}) and the file could not be cut back (${String(cutError)}); retrying the batch cuts it back first`,
         where,
-        cutError,
+        { cause: bothFailures(error, cutError, `appending seqs ${seqs} to ${file}`) },
       )
-      throw lease.failure
     }
     throw storageError(
       `session ${sessionId} (${file}): appending seqs ${seqs} failed: ${String(error)}`,
@@ -53,6 +58,33 @@ export async function writeBatch(
   }
   for (const slice of slices) lease.size += slice.length
   lease.nextSeq = expectedSeq + count
+}
+
+/**
+ * After an append whose outcome is unknown: cuts the file back to its last durable batch through a
+ * fresh handle (checked to be the lease's file) and syncs, so the batch can be written once more.
+ * Throws `APPEND_OUTCOME_UNKNOWN` (cause: the failure) while that still fails.
+ */
+async function settleTail(
+  lease: Lease,
+  sessionId: SessionId,
+  file: string,
+  expectedSeq: number,
+): Promise<void> {
+  assertStillOwned(lease, sessionId, file)
+  try {
+    lease.handle ??= await openAppend(lease, sessionId, file)
+    await cutBack(lease)
+  } catch (error) {
+    if (error instanceof SessionError && lease.failure === error) throw error
+    throw new SessionError(
+      SessionErrorCode.APPEND_OUTCOME_UNKNOWN,
+      `session ${sessionId} (${file}): an earlier append's outcome is still unknown: cutting the file back to ${lease.size} bytes failed: ${String(error)}`,
+      { sessionId, file, seq: expectedSeq },
+      { cause: error },
+    )
+  }
+  lease.unsettled = false
 }
 
 /** Opens the append handle and checks it is the file the lease was taken on. */

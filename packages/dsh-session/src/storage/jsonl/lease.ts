@@ -31,6 +31,8 @@ export interface Lease {
   pending: number
   /** Ends one append's turn (`pending--`): one function per lease, so tracking an append allocates none. */
   readonly settled: () => void
+  /** An append failed and its partial write could not be cut back: the next append cuts back first. */
+  unsettled?: boolean
   /** Set once the writer must stop (lease lost, file replaced, tail unknown); every later append throws it. */
   failure?: SessionError
 }

@@ -7,6 +7,8 @@ import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
+import { checkBatch, storedPrefix } from '../batch-check.ts'
+import { bothFailures, failureOf, withCleanupFailure } from '../failures.ts'
 import { encodeBatch } from '../json-lines.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type EncodedLines, type LoadedLog, type SessionStorage } from '../types.ts'
 import { writeBatch } from './append.ts'
@@ -101,8 +103,7 @@ export class JsonlStorage implements SessionStorage {
       if (!created) throw alreadyExists(id, file)
       lease.identity = await this.fs(id, file, async () => identityOf(file))
     } catch (error) {
-      await this.release(id).catch(() => undefined)
-      throw error
+      throw withCleanupFailure(error, await failureOf(this.release(id)), `releasing the lease of ${id}`)
     }
     lease.nextSeq = 0
     lease.size = encodeHeader(header).length
@@ -118,17 +119,22 @@ export class JsonlStorage implements SessionStorage {
       lease.identity = await this.fs(sessionId, file, async () => identityOf(file))
       if (lease.identity === undefined) throw notFound(sessionId, file)
     } catch (error) {
-      await this.release(sessionId).catch(() => undefined)
-      throw error
+      throw withCleanupFailure(
+        error,
+        await failureOf(this.release(sessionId)),
+        `releasing the lease of ${sessionId}`,
+      )
     }
   }
 
   /**
    * Appends `events` (seqs `expectedSeq`, `expectedSeq + 1`, ...) with one write and one sync; resolves
    * once they are durable. Throws `SEQ_MISMATCH` if `expectedSeq` is not the file's next seq or the batch
-   * is not contiguous, `LOCKED` without the lease, `STORAGE` if writing or syncing failed: the file is
-   * then cut back to its last durable batch, so retrying the same batch is safe. If even that fails,
-   * every later append fails until the lease is released and retaken.
+   * is not contiguous, the catalog's `UNKNOWN_EVENT_TYPE`/`INVALID_EVENT`, `LOCKED` without the
+   * lease, `STORAGE` if writing or syncing failed: the file is then cut back to its last durable
+   * batch, so retrying the same batch is safe. If even that fails, `APPEND_OUTCOME_UNKNOWN` (cause:
+   * an `AggregateError` of the write's and the cut-back's failures), and the next append cuts back
+   * first. A batch already in the file from `expectedSeq` on is found and not written twice.
    */
   appendBatch(sessionId: SessionId, events: readonly SessionEvent[], expectedSeq: number): Promise<void> {
     return this.inTurn(sessionId, (lease, file) =>
@@ -146,7 +152,7 @@ export class JsonlStorage implements SessionStorage {
     const lease = this.leases.get(sessionId)
     // The writer's case at every barrier: idle, next seq known. Straight to the checks and the write,
     // with no closures and no hop through the queue (the same steps as the general path below).
-    if (lease !== undefined && lease.pending === 0 && lease.nextSeq !== undefined) {
+    if (lease !== undefined && lease.pending === 0 && lease.nextSeq === expectedSeq) {
       let done: Promise<void>
       try {
         this.checkNextSeq(lease, sessionId, lease.file, expectedSeq)
@@ -161,6 +167,22 @@ export class JsonlStorage implements SessionStorage {
     }
     return this.inTurn(sessionId, (lease, file) =>
       this.withNextSeq(lease, sessionId, file, () => {
+        if (this.isRetry(lease, expectedSeq, lines.count)) {
+          const text = Buffer.concat(lines.chunks).toString('utf8')
+          const encoded = text.split('\n').slice(0, lines.count)
+          return this.settleRetry(lease, sessionId, file, encoded, expectedSeq, (stored) => {
+            const rest = Buffer.from(`${encoded.slice(stored).join('\n')}\n`, 'utf8')
+            return writeBatch(
+              this.io,
+              lease,
+              sessionId,
+              file,
+              [rest],
+              expectedSeq + stored,
+              lines.count - stored,
+            )
+          })
+        }
         this.checkNextSeq(lease, sessionId, file, expectedSeq)
         if (lines.count === 0) return RESOLVED
         return writeBatch(this.io, lease, sessionId, file, lines.chunks, expectedSeq, lines.count)
@@ -249,22 +271,28 @@ export class JsonlStorage implements SessionStorage {
     if (failures.length > 0) {
       throw new SessionError(
         SessionErrorCode.CLOSE_FAILED,
-        `session ${sessionId} (${file}): releasing the lease failed: ${String(failures[0])}`,
+        `session ${sessionId} (${file}): releasing the lease failed: ${failures.map(String).join('; then ')}`,
         { sessionId, file },
-        { cause: failures[0] },
+        { cause: bothFailures(failures[0], failures[1], `releasing session ${sessionId}`) },
       )
     }
   }
 
   /** Releases every lease this storage holds (waiting for queued appends); tries all, then rejects with the first failure. */
   async close(): Promise<void> {
-    let first: unknown
+    const failures: unknown[] = []
     for (const sessionId of [...this.leases.keys()]) {
-      await this.release(SessionId(sessionId)).catch((error: unknown) => {
-        first ??= error
-      })
+      await this.release(SessionId(sessionId)).catch((error: unknown) => failures.push(error))
     }
-    if (first !== undefined) throw first
+    if (failures.length === 1) throw failures[0]
+    if (failures.length > 1) {
+      throw new SessionError(
+        SessionErrorCode.CLOSE_FAILED,
+        `closing the JSONL storage in ${this.dir}: ${failures.length} releases failed: ${failures.map(String).join('; ')}`,
+        {},
+        { cause: new AggregateError(failures, `closing ${this.dir}`) },
+      )
+    }
   }
 
   private async loadNow(sessionId: SessionId, file: string, lease: Lease | undefined): Promise<LoadedLog> {
@@ -310,18 +338,14 @@ export class JsonlStorage implements SessionStorage {
     events: readonly SessionEvent[],
     expectedSeq: number,
   ): Promise<void> {
-    this.checkNextSeq(lease, sessionId, file, expectedSeq)
-    for (let i = 0; i < events.length; i++) {
-      const seq = events[i]?.seq
-      if (seq !== expectedSeq + i) {
-        throw seqMismatch(
-          sessionId,
-          file,
-          `batch event ${i} has seq ${seq}, expected ${expectedSeq + i}`,
-          expectedSeq + i,
-        )
-      }
+    checkBatch(sessionId, events, expectedSeq)
+    if (this.isRetry(lease, expectedSeq, events.length)) {
+      const encoded = events.map((event) => JSON.stringify(event))
+      return this.settleRetry(lease, sessionId, file, encoded, expectedSeq, (stored) =>
+        this.appendEvents(lease, sessionId, file, events.slice(stored), expectedSeq + stored),
+      )
     }
+    this.checkNextSeq(lease, sessionId, file, expectedSeq)
     if (events.length === 0) return RESOLVED
     const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
     if (Array.isArray(encoded))
@@ -331,6 +355,37 @@ export class JsonlStorage implements SessionStorage {
       assertStillOwned(lease, sessionId, file)
       return writeBatch(this.io, lease, sessionId, file, slices, expectedSeq, events.length)
     })
+  }
+
+  /** Whether a non-empty batch at `expectedSeq` starts before the file's next seq: a retry to settle. */
+  private isRetry(lease: Lease, expectedSeq: number, count: number): boolean {
+    return count > 0 && lease.nextSeq !== undefined && expectedSeq < lease.nextSeq && expectedSeq >= 0
+  }
+
+  /**
+   * A batch at a seq the file has passed: if the file's events from `expectedSeq` are the batch's
+   * leading lines (an earlier attempt landed), only the rest is written (nothing when all of it is
+   * there); any other content is `SEQ_MISMATCH`.
+   */
+  private async settleRetry(
+    lease: Lease,
+    sessionId: SessionId,
+    file: string,
+    encoded: readonly string[],
+    expectedSeq: number,
+    writeRest: (stored: number) => Promise<void>,
+  ): Promise<void> {
+    assertStillOwned(lease, sessionId, file)
+    const nextSeq = lease.nextSeq ?? 0
+    const stored = await storedPrefix(this.read(sessionId, expectedSeq), encoded)
+    if (stored === encoded.length) return
+    if (stored === nextSeq - expectedSeq) return writeRest(stored)
+    throw seqMismatch(
+      sessionId,
+      file,
+      `expected seq ${nextSeq}, got a batch at seq ${expectedSeq} whose events differ from the stored ones`,
+      nextSeq,
+    )
   }
 
   /** Checks the lease, the file and that `expectedSeq` is the file's next seq (which must be known). */
