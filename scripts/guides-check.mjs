@@ -12,7 +12,15 @@
 //
 // Usage: node scripts/guides-check.mjs [--no-build] [--keep] [--only <substring>] [--reuse <kept dir>]
 import { spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { join, relative } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
@@ -33,7 +41,34 @@ function fail(message) {
 /** Runs a command; returns `{status, stdout, stderr}`. */
 function exec(command, commandArgs, options = {}) {
   const result = spawnSync(command, commandArgs, { encoding: 'utf8', timeout: RUN_TIMEOUT_MS, ...options })
-  return { status: result.status ?? result.signal ?? result.error?.message, stdout: result.stdout ?? '', stderr: result.stderr ?? '' }
+  return {
+    status: result.status ?? result.signal ?? result.error?.message,
+    stdout: result.stdout ?? '',
+    stderr: result.stderr ?? '',
+  }
+}
+
+/**
+ * Runs a command without blocking this process (the model stub answers from this process's event
+ * loop); resolves to `{status, stdout, stderr}`, killing it after `RUN_TIMEOUT_MS`.
+ */
+function run(command, commandArgs, options = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ status: code ?? signal, stdout, stderr })
+    })
+  })
 }
 
 /** The guides: docs/*.md and every package README. */
@@ -63,7 +98,11 @@ for (const document of guides()) {
   problems.push(...found.problems)
 }
 if (problems.length > 0) fail(`marker problems:\n  ${problems.join('\n  ')}`)
-const slug = (where) => where.replace(/^(docs|packages)\//, '').replace(/[^\w]+/g, '-').replace(/-+$/, '')
+const slug = (where) =>
+  where
+    .replace(/^(docs|packages)\//, '')
+    .replace(/[^\w]+/g, '-')
+    .replace(/-+$/, '')
 const programs = units
   .filter((unit) => unit.action === 'run')
   .filter((unit) => only === undefined || unit.where.includes(only))
@@ -117,6 +156,26 @@ for (const unit of programs) {
 for (const file of snippetFiles) {
   copyFileSync(join(root, 'examples/coding-agent/snippets', file), join(guidesDir, `snippet-${file}`))
 }
+// Every Cordis event a package declares (docs/reference/events.md is generated from the sources)
+// must reach a consumer through the built .d.ts: `ctx.on('<name>', ...)` type-checks for each.
+const eventRows = readFileSync(join(root, 'docs/reference/events.md'), 'utf8').matchAll(
+  /^\| `([\w/-]+)` \| (?:emit|waterfall|serial) \| .* \| (dsh-[\w-]+) \|/gm,
+)
+const declared = [...eventRows].map((match) => ({ name: match[1], pkg: match[2] }))
+if (declared.length === 0) fail('docs/reference/events.md lists no Cordis events')
+writeFileSync(
+  join(guidesDir, 'events-shipped.ts'),
+  [
+    "import { Context } from 'cordis'",
+    ...[...new Set(declared.map((event) => event.pkg))].map((pkg) => `import '${pkg}'`),
+    'const app = new Context()',
+    // Only the name is under test: `as never` fits any listener signature.
+    ...declared.map((event) => `app.on('${event.name}', (() => undefined) as never) // ${event.pkg}`),
+    'export {}',
+    '',
+  ].join('\n'),
+)
+
 const tsconfig = {
   compilerOptions: {
     module: 'nodenext',
@@ -174,16 +233,21 @@ try {
       console.log(`  ok ${unit.where}${how}`)
     }
   }
+  console.log(`  ok ${declared.length} Cordis events type-check in ctx.on() from the built declarations`)
   for (const file of snippetFiles) {
-    const ran = exec(process.execPath, [join(app, 'guides-dist', `snippet-${file.replace(/\.ts$/, '.js')}`)], {
-      cwd: mkdtempSync(join(work, 'run-')),
-      env,
-    })
+    const ran = await run(
+      process.execPath,
+      [join(app, 'guides-dist', `snippet-${file.replace(/\.ts$/, '.js')}`)],
+      {
+        cwd: mkdtempSync(join(work, 'run-')),
+        env,
+      },
+    )
     if (ran.status !== 0) failures.push(`snippet ${file} failed to load (${ran.status}):\n${ran.stderr}`)
     else console.log(`  ok snippets/${file} (type-checked and loaded; its tests run it)`)
   }
   // 5. The check bites: a broken block and a failing block each fail it.
-  if (only === undefined) failures.push(...selfTest())
+  if (only === undefined) failures.push(...(await selfTest()))
 } finally {
   await stub.close()
   pg.stop()
@@ -199,32 +263,32 @@ cleanup()
 
 /** Runs one program (twice when deterministic); returns a failure message or undefined. */
 async function runUnit(unit) {
-  const runOnce = (runEnv = env) => {
+  const runOnce = async (runEnv = env) => {
     const dir = mkdtempSync(join(work, 'run-'))
     const result = unit.vitest
-      ? exec(join(app, 'node_modules/.bin/vitest'), ['run', '--root', app, join('guides', unit.file)], {
+      ? await run(join(app, 'node_modules/.bin/vitest'), ['run', '--root', app, join('guides', unit.file)], {
           cwd: app,
           env: runEnv,
         })
-      : exec(process.execPath, [join(app, 'guides-dist', unit.file.replace(/\.ts$/, '.js'))], {
+      : await run(process.execPath, [join(app, 'guides-dist', unit.file.replace(/\.ts$/, '.js'))], {
           cwd: dir,
           env: runEnv,
         })
     return { dir, result }
   }
-  const first = runOnce(unit.recordThenReplay ? { ...env, DSH_REPLAY: 'record' } : env)
+  const first = await runOnce(unit.recordThenReplay ? { ...env, DSH_REPLAY: 'record' } : env)
   if (first.result.status !== 0) {
     return `${unit.where} exited ${first.result.status}:\n${first.result.stdout}${first.result.stderr}`
   }
   if (unit.recordThenReplay) {
     // Replay: no key, and no model to reach (port 9, discard, has no listener on loopback).
-    const offline = runOnce({ ...env, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: '' })
+    const offline = await runOnce({ ...env, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: '' })
     if (offline.result.status !== 0) {
       return `${unit.where} failed to replay without a key or a model (${offline.result.status}):\n${offline.result.stdout}${offline.result.stderr}`
     }
   }
   if (!unit.deterministic) return undefined
-  const second = runOnce()
+  const second = await runOnce()
   if (second.result.status !== 0) {
     return `${unit.where} exited ${second.result.status} on its second run:\n${second.result.stderr}`
   }
@@ -249,7 +313,7 @@ function filesUnder(dir, base = dir, out = new Map()) {
 }
 
 /** A program with a type error and one that throws must each fail the check. */
-function selfTest() {
+async function selfTest() {
   const out = []
   const dir = join(app, 'guides-broken')
   mkdirSync(dir)
@@ -257,26 +321,44 @@ function selfTest() {
     join(dir, 'broken.ts'),
     "import { userText } from 'dsh-llm'\nconst n: number = userText('hi')\nexport { n }\n",
   )
-  writeFileSync(join(dir, 'throws.mjs'), "import { userText } from 'dsh-llm'\nuserText(42)\n")
+  writeFileSync(
+    join(dir, 'throws.mjs'),
+    "import { userText } from 'dsh-llm'\nif (userText('hi').role === 'user') throw new Error('deliberately broken')\n",
+  )
   const brokenTyped = exec(
     tsc,
-    ['--noEmit', '--strict', '--module', 'nodenext', '--target', 'esnext', '--types', 'node', join(dir, 'broken.ts')],
+    [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--target',
+      'esnext',
+      '--types',
+      'node',
+      join(dir, 'broken.ts'),
+    ],
     { cwd: app },
   )
   if (brokenTyped.status === 0 || !brokenTyped.stdout.includes("is not assignable to type 'number'")) {
     out.push(`self-test: a block with a type error was not caught:\n${brokenTyped.stdout}`)
   }
-  const thrown = exec(process.execPath, [join(dir, 'throws.mjs')], { cwd: dir, env })
+  const thrown = await run(process.execPath, [join(dir, 'throws.mjs')], { cwd: dir, env })
   if (thrown.status === 0) out.push('self-test: a block that throws exited 0')
-  if (out.length === 0) console.log('  ok self-test: a block with a type error and a block that throws both fail')
+  if (out.length === 0)
+    console.log('  ok self-test: a block with a type error and a block that throws both fail')
   return out
 }
 
 /** The repository's embedded PostgreSQL test server (one for every program). */
 async function startPostgres() {
-  const child = spawn(process.execPath, [join(root, 'packages/dsh-session-postgres/test/fixtures/pg-server.mjs')], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  })
+  const child = spawn(
+    process.execPath,
+    [join(root, 'packages/dsh-session-postgres/test/fixtures/pg-server.mjs')],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  )
   const line = await new Promise((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', resolve)
     child.once('exit', (code) => reject(new Error(`the PostgreSQL server exited ${code}`)))

@@ -61,7 +61,8 @@ export function classify(document, markdown) {
     const where = `${document}:${block.line}`
     const marker = block.marker
     if (marker?.kind === 'fragment') {
-      if (marker.text.length < 8) problems.push(`${where}: a fragment marker must say what the block leaves out`)
+      if (marker.text.length < 8)
+        problems.push(`${where}: a fragment marker must say what the block leaves out`)
       units.push({ action: 'fragment', where, reason: marker.text })
       continue
     }

@@ -23,7 +23,9 @@ function answer(body) {
             index: 0,
             delta: {
               role: 'assistant',
-              tool_calls: [{ index: 0, id: 'call_stub_1', type: 'function', function: { name: tool, arguments: '{}' } }],
+              tool_calls: [
+                { index: 0, id: 'call_stub_1', type: 'function', function: { name: tool, arguments: '{}' } },
+              ],
             },
             finish_reason: null,
           },
@@ -33,8 +35,17 @@ function answer(body) {
     ]
   }
   return [
-    { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'The answer is 42.' }, finish_reason: null }] },
-    { ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } },
+    {
+      ...base,
+      choices: [
+        { index: 0, delta: { role: 'assistant', content: 'The answer is 42.' }, finish_reason: null },
+      ],
+    },
+    {
+      ...base,
+      choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+    },
   ]
 }
 

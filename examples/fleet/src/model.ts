@@ -20,7 +20,8 @@ export function chooseModel(env: NodeJS.ProcessEnv = process.env): ModelChoice {
   const baseURL = env.DSH_BASE_URL?.trim()
   if (baseURL === undefined || baseURL === '') {
     const slowMs = Number(env.DSH_SLOW_MS ?? 0)
-    if (!Number.isFinite(slowMs) || slowMs < 0) throw new Error(`DSH_SLOW_MS must be a number of ms, got ${env.DSH_SLOW_MS}`)
+    if (!Number.isFinite(slowMs) || slowMs < 0)
+      throw new Error(`DSH_SLOW_MS must be a number of ms, got ${env.DSH_SLOW_MS}`)
     return slowMs > 0
       ? { provider: 'offline', model: 'slow-clock', adapter: slowModel(slowMs) }
       : { provider: 'offline', model: 'echo-length', adapter: offlineModel() }
