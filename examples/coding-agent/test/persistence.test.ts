@@ -2,7 +2,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SessionId, userText } from 'dsh-llm'
+import { messageText, SessionId, userText } from 'dsh-llm'
 import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
 import { describe, expect, it } from 'vitest'
 import { continueSession, describeSessions, forkBeforeLastTurn, openApp } from '../snippets/persistence.ts'
@@ -80,6 +80,33 @@ describe('persistence', () => {
       'session/end-seed',
     ])
     expect(await describeSessions(app)).toEqual(['main', `${child.id} (fork of main at seq ${boundary})`])
+    await agent.dispose()
+    await app.fiber.dispose()
+  })
+
+  it("keeps the forked turn's prompt queued in the child's inbox: clear it to ask something else", async () => {
+    const dir = fresh()
+    const app = await openApp(dir)
+    const model = scriptedAdapter([textResponse('a'), textResponse('b'), textResponse('c')])
+    app.llm.registerAdapter('deepseek', model)
+    const agent = await app.agentLoop.create({ provider: 'deepseek', model: 'deepseek-chat' })
+    await agent.prompt('one')
+    await agent.prompt('two')
+    const child = await forkBeforeLastTurn(app, agent.session)
+    const retry = await app.agentLoop.create({ session: child, provider: 'deepseek', model: 'deepseek-chat' })
+    const queued = retry.inbox.snapshot().nextTurn.map((entry) => messageText(entry))
+    expect(queued).toEqual(['two'])
+    retry.inbox.clear()
+    const result = await retry.prompt('three')
+    expect(result.text).toBe('c')
+    const last = model.requests[model.requests.length - 1]
+    expect(last?.messages.map((message) => `${message.role}: ${messageText(message)}`)).toEqual([
+      'user: one',
+      'assistant: a',
+      'user: three',
+    ])
+    await retry.dispose()
+    await app.sessions.close(child)
     await agent.dispose()
     await app.fiber.dispose()
   })

@@ -68,7 +68,8 @@ describe('read_file', () => {
           path: { type: 'string', description: 'A path relative to the project root' },
           maxChars: { type: 'integer', exclusiveMinimum: 0, maximum: 9007199254740991, default: 20000 },
         },
-        required: ['path', 'maxChars'],
+        // `maxChars` has a default: the model may leave it out (the schema's input side).
+        required: ['path'],
         additionalProperties: false,
       },
     })

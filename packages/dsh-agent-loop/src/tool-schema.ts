@@ -98,18 +98,41 @@ export function compileToolSchema(name: string, parameters: unknown, explicit: u
 function derivedJsonSchema(where: string, schema: StandardSchemaV1): JsonSchema {
   const props: Partial<StandardJSONSchemaV1.Props> = schema['~standard']
   const converter = props.jsonSchema
-  if (typeof converter?.output !== 'function') {
+  if (typeof converter?.output !== 'function' || typeof converter.input !== 'function') {
     throw invalid(
       `${where}: its ${schema['~standard'].vendor} schema offers no JSON Schema (Standard JSON Schema); pass jsonSchema beside parameters`,
     )
   }
   try {
-    // The output side: what `execute` receives is what the model is asked to send (zod marks
-    // closed objects `additionalProperties: false` there).
-    return withoutDialect(converter.output({ target: 'draft-2020-12' }))
+    // The input side is what the model should send: a field with a default is optional there
+    // (the output side lists it as required). zod marks closed objects `additionalProperties:
+    // false` only on the output side, so those marks are carried over.
+    const input = converter.input({ target: 'draft-2020-12' })
+    const output = converter.output({ target: 'draft-2020-12' })
+    return withoutDialect(closedLike(input, output) as Record<string, unknown>)
   } catch (error) {
     throw invalid(`${where}: parameters cannot be converted to JSON Schema: ${describeError(error)}`, error)
   }
+}
+
+/**
+ * `input` with `additionalProperties: false` added wherever `output` has it at the same place and
+ * `input` says nothing about additional properties.
+ */
+function closedLike(input: unknown, output: unknown): unknown {
+  if (input === null || typeof input !== 'object' || output === null || typeof output !== 'object') {
+    return input
+  }
+  if (Array.isArray(input)) {
+    return input.map((item, i) => closedLike(item, Array.isArray(output) ? output[i] : undefined))
+  }
+  const from = output as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(input)) out[key] = closedLike(value, from[key])
+  if (from.additionalProperties === false && !('additionalProperties' in out)) {
+    out.additionalProperties = false
+  }
+  return out
 }
 
 function standardCheck(result: StandardSchemaV1.Result<unknown>): ArgsCheck {

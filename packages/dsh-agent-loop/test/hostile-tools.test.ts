@@ -88,6 +88,23 @@ describe('tool output that is not JSON (issue 13 item 1)', () => {
   }
 })
 
+describe('a block of a type no schema knows (docs/tools.md)', () => {
+  it('is logged as it is, as a success: the content-block vocabulary is open', async () => {
+    const h = await returning(() => [{ type: 'image', url: 'https://example.test/a.png' }])
+    const agent = await h.run('go')
+    expect(lastTurnEnd(agent.session)).toEqual({ kind: 'completed' })
+    const logged = agent.session.events.flatMap((event) =>
+      event.type === 'tool/result' && event.data.message.source.callId === 'c1'
+        ? [{ content: event.data.message.content[0].content, error: event.data.error }]
+        : [],
+    )
+    expect(logged).toEqual([
+      { content: [{ type: 'image', url: 'https://example.test/a.png' }], error: undefined },
+    ])
+    expect(h.errors).toEqual([])
+  })
+})
+
 describe('tools that throw oddly or never settle (issue 13 item 4)', () => {
   it('a synchronous throw, a non-Error rejection and an unprintable rejection each become TOOL_THREW', async () => {
     const h = await createHarness([

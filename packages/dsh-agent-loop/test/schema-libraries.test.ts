@@ -93,6 +93,45 @@ describe.each(flavours)('a tool defined with $library', ({ register }) => {
   })
 })
 
+describe('a zod 4 schema with defaults and transforms', () => {
+  it('is offered as the model should fill it: a field with a default is optional, objects stay closed', async () => {
+    const h = await createHarness([toolCallResponse('c1', 'read', { path: 'a.txt' }), textResponse('ok')])
+    const seen: unknown[] = []
+    h.app.tools.register({
+      name: 'read',
+      description: 'Read a file',
+      parameters: z.object({
+        path: z.string(),
+        limit: z.number().default(100),
+        options: z.object({ raw: z.boolean().optional() }).default({}),
+      }),
+      execute: (args) => {
+        seen.push(args)
+        return 'text'
+      },
+    })
+    const agent = await h.create()
+    await agent.prompt('read a.txt')
+    expect(h.model.requests[0]?.tools?.[0]?.parameters).toEqual({
+      type: 'object',
+      properties: {
+        path: { type: 'string' },
+        limit: { type: 'number', default: 100 },
+        options: {
+          type: 'object',
+          properties: { raw: { type: 'boolean' } },
+          additionalProperties: false,
+          default: {},
+        },
+      },
+      required: ['path'],
+      additionalProperties: false,
+    })
+    // The body still gets the output side: defaults filled in.
+    expect(seen).toEqual([{ path: 'a.txt', limit: 100, options: {} }])
+  })
+})
+
 describe('schemas that cannot be offered are refused at registration', () => {
   it('a Standard Schema whose library derives no JSON Schema, without jsonSchema', async () => {
     const h = await createHarness()

@@ -82,6 +82,7 @@ async function check(paths: readonly string[], json: boolean, progress: boolean)
       fail(path, resolved.message, 'STORAGE')
       continue
     }
+    if (resolved.notice !== undefined) process.stderr.write(`${resolved.notice}\n`)
     for (const file of resolved.files) {
       const indicator = progress && !json ? progressFor(file, process.stderr) : undefined
       try {

@@ -1,6 +1,6 @@
 /** `ctx.invariants`: which checks are mounted, what they have checked, and what they found. */
 import { type Context, Service } from 'cordis'
-import { HarnessError } from 'dsh-llm'
+import { HarnessError, type LlmRequest } from 'dsh-llm'
 import type { CheckSink } from './check-sink.ts'
 import { InvariantError, InvariantErrorCode } from './errors.ts'
 import { installLogGrammar } from './online/log-guard.ts'
@@ -11,6 +11,13 @@ import type { CheckName, InvariantCounters, InvariantsConfig, Violation } from '
 declare module 'cordis' {
   interface Context {
     invariants: InvariantRegistry
+  }
+  interface Events {
+    /**
+     * Notification (emit): a request reached an adapter outside any loop step — a plugin calling a
+     * model on its own. Allowed, not re-derived; counted as `requestsOutsideSteps`.
+     */
+    'invariants/request-outside-step'(request: LlmRequest): void
   }
 }
 

@@ -12,6 +12,8 @@ import { totalsFile } from './vitest.ts'
 
 const SETUP = Symbol.for('dsh-invariants/global-setup')
 const TEARDOWN = Symbol.for('dsh-invariants/global-teardown')
+/** Set when `setup` chose the totals file itself: `teardown` then removes it. */
+const PICKED = Symbol.for('dsh-invariants/global-picked')
 
 /**
  * Once per process, however many projects list this module: unless `DSH_INVARIANTS_TOTALS` is set
@@ -19,9 +21,10 @@ const TEARDOWN = Symbol.for('dsh-invariants/global-teardown')
  * the test workers inherit; then empties that file.
  */
 export function setup(): void {
-  const holder = globalThis as { [SETUP]?: boolean }
+  const holder = globalThis as { [SETUP]?: boolean; [PICKED]?: boolean }
   if (holder[SETUP] === true) return
   holder[SETUP] = true
+  if (process.env.DSH_INVARIANTS_TOTALS === undefined) holder[PICKED] = true
   process.env.DSH_INVARIANTS_TOTALS ??= join(
     tmpdir(),
     'dsh-invariants',
@@ -48,14 +51,19 @@ export function summarizeTotals(file = totalsFile()): string | undefined {
   return `dsh-invariants: ${sum.requests} requests re-derived, ${sum.outside} more sent outside loop steps (not re-derived), ${sum.events} events and ${sum.streams} streams checked by ${sum.registries} registries across ${sum.files} test files; ${sum.unexpected} unexpected violations`
 }
 
-/** Prints and stores the summary line (once per process). */
+/**
+ * Prints and stores the summary line (once per process) in `summary.txt` beside the totals file, and
+ * removes the totals file when `setup` picked it.
+ */
 export function teardown(): void {
-  const holder = globalThis as { [TEARDOWN]?: boolean }
+  const holder = globalThis as { [TEARDOWN]?: boolean; [PICKED]?: boolean }
   if (holder[TEARDOWN] === true) return
   holder[TEARDOWN] = true
-  const line = summarizeTotals()
-  if (line === undefined) return
   const file = totalsFile()
+  const line = summarizeTotals()
+  // A totals file `setup` picked for this run is not left behind; one the user named is kept.
+  if (holder[PICKED] === true) rmSync(file, { force: true })
+  if (line === undefined) return
   mkdirSync(dirname(file), { recursive: true })
   writeFileSync(join(dirname(file), 'summary.txt'), `${line}\n`)
   process.stdout.write(`${line}\n`)

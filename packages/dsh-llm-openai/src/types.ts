@@ -26,7 +26,11 @@ export interface OpenAiCompatibleOptions {
    * Called at most once per code and call. Default: `process.emitWarning` (else `console.warn`).
    */
   readonly onWarning?: (warning: OpenAiWarning) => void
-  /** Sent as `Authorization: Bearer <apiKey>`. Omit (or pass `''`) for servers without auth. */
+  /**
+   * Sent as `Authorization: Bearer <apiKey>`. Omit it for servers without auth; an empty or
+   * blank string is refused (`INVALID_OPTIONS`), so an unset environment variable is noticed
+   * rather than sent as no key: pass `...(key ? { apiKey: key } : {})` when the key is optional.
+   */
   readonly apiKey?: string
   /** Extra request headers; they are written last, so they override the adapter's own. */
   readonly headers?: Readonly<Record<string, string>>

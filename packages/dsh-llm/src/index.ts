@@ -11,6 +11,7 @@ export {
   newMessageId,
   newSessionId,
   SessionId,
+  setIdSource,
 } from './ids.ts'
 export {
   type AssistantMessage,

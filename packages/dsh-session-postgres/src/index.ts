@@ -1,7 +1,14 @@
 export { APPEND_SQL, appendFenced } from './append.ts'
 export type { Delivery } from './deliveries.ts'
 export { isLeaseLost, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
-export { FleetHost, type FleetHostEvent, type FleetHostOptions, interruptedNote } from './fleet/host.ts'
+export {
+  DRAIN_CAUSE,
+  FleetHost,
+  type FleetHostEvent,
+  type FleetHostOptions,
+  interruptedNote,
+  wasDrainedMidTurn,
+} from './fleet/host.ts'
 export { fenceSessions } from './guard.ts'
 export {
   type Acceptance,

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 
 /** One path argument resolved: the files to check, or why it names none. */
 export type ResolvedPath =
-  | { readonly kind: 'files'; readonly files: readonly string[] }
+  | { readonly kind: 'files'; readonly files: readonly string[]; readonly notice?: string }
   | { readonly kind: 'error'; readonly path: string; readonly message: string }
 
 async function walk(dir: string, out: string[]): Promise<void> {
@@ -19,8 +19,9 @@ async function walk(dir: string, out: string[]): Promise<void> {
 
 /**
  * Resolves `path`: a file is checked as given (whatever its name); a directory yields every `*.jsonl`
- * file under it, recursively, in name order. A path that does not exist, cannot be listed, or is a
- * directory holding no `.jsonl` file resolves to an error naming it.
+ * file under it, recursively, in name order — none, with a notice, for a directory holding no
+ * `.jsonl` file (a new project's sessions folder). A path that does not exist or cannot be listed
+ * resolves to an error naming it.
  */
 export async function resolvePath(path: string): Promise<ResolvedPath> {
   try {
@@ -29,7 +30,11 @@ export async function resolvePath(path: string): Promise<ResolvedPath> {
     const files: string[] = []
     await walk(path, files)
     if (files.length === 0) {
-      return { kind: 'error', path, message: `${path}: the directory holds no .jsonl session files` }
+      return {
+        kind: 'files',
+        files,
+        notice: `${path}: the directory holds no .jsonl session files yet; nothing to check there`,
+      }
     }
     return { kind: 'files', files }
   } catch (error) {

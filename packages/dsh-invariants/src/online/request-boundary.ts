@@ -14,15 +14,8 @@ import {
 import type { CheckSink } from '../check-sink.ts'
 import { RequestChecker } from './request-checker.ts'
 
-declare module 'cordis' {
-  interface Events {
-    /**
-     * Notification (emit): a request reached an adapter outside any loop step — a plugin calling a
-     * model on its own. Allowed, not re-derived; counted as `requestsOutsideSteps`.
-     */
-    'invariants/request-outside-step'(request: LlmRequest): void
-  }
-}
+// The `invariants/request-outside-step` event is declared in registry.ts: a module augmentation
+// here would not reach the built .d.ts (this file is not part of the public type graph).
 
 /**
  * The mark a request at the boundary answers to: the loop step running in this async context, else

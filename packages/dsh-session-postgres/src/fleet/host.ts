@@ -6,7 +6,7 @@
 import type { Context } from 'cordis'
 import type { Agent, ResumeOptions } from 'dsh-agent-loop'
 import { createUserMessage, HarnessError, type SessionId, type UserMessage } from 'dsh-llm'
-import type { SessionError } from 'dsh-session'
+import type { SessionError, SessionEvent } from 'dsh-session'
 import { fenceSessions } from '../guard.ts'
 import { type Acceptance, Mailbox, type MailboxSendOptions } from '../mailbox.ts'
 import type { PostgresStorage } from '../storage.ts'
@@ -52,6 +52,28 @@ interface Running {
   releasing: boolean
 }
 
+/** How many `agent/error` listeners `ctx` has (Cordis keeps them in `ctx.events._hooks`). */
+function agentErrorListeners(ctx: Context): number {
+  const hooks = (ctx.events as unknown as { _hooks?: Record<string, unknown[] | undefined> })._hooks
+  return hooks?.['agent/error']?.length ?? 0
+}
+
+/** The cause of a turn cut by `FleetHost.drain`; the host that claims the session next continues it. */
+export const DRAIN_CAUSE = 'host draining'
+
+/** Whether the log's last turn was cut by a draining host (and nothing ran after it). */
+export function wasDrainedMidTurn(events: readonly SessionEvent[]): boolean {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]
+    if (event?.type === 'turn/start') return false
+    if (event?.type === 'turn/end') {
+      const reason = event.data.reason
+      return reason.kind === 'aborted' && reason.cause === DRAIN_CAUSE
+    }
+  }
+  return false
+}
+
 /** The default note sent to a session whose interrupted turn was closed by repair on claim. */
 export function interruptedNote(sessionId: SessionId): UserMessage {
   return createUserMessage({
@@ -81,6 +103,8 @@ export class FleetHost {
   private ticking: Promise<void> | undefined
   private tickAgain = false
   private stopped = false
+  /** Agents whose session's lease was taken over: their remaining errors are expected. */
+  private readonly lost = new WeakSet<Agent>()
 
   private constructor(options: FleetHostOptions) {
     if (options.ctx.sessions.storage !== options.storage) {
@@ -101,6 +125,7 @@ export class FleetHost {
     await host.listener.start()
     host.disposers.push(fenceSessions(options.ctx.sessions, options.storage))
     host.disposers.push(options.storage.onLeaseLost((sessionId, error) => void host.lose(sessionId, error)))
+    host.disposers.push(options.ctx.on('agent/error', (agent, error) => host.onAgentError(agent, error)))
     host.pollTimer = setInterval(() => host.wake(), options.pollEveryMs ?? 1000)
     host.wake()
     return host
@@ -141,8 +166,11 @@ export class FleetHost {
     await Promise.all(
       [...this.running.entries()].map(async ([id, entry]) => {
         await Promise.race([entry.agent.whenIdle(), deadline])
-        if (entry.agent.status === 'running') entry.agent.cancel('host draining', { keepInbox: true })
-        await this.release(id as SessionId, entry)
+        // A turn still running is cut at its next safe point and handed on: the session is flagged
+        // so another host claims it at once and continues the turn (see `claim`).
+        const handOn = entry.agent.status === 'running'
+        if (handOn) entry.agent.cancel(DRAIN_CAUSE, { keepInbox: true })
+        await this.release(id as SessionId, entry, handOn)
       }),
     )
     for (const dispose of this.disposers.splice(0)) dispose()
@@ -196,7 +224,9 @@ export class FleetHost {
     this.report({ type: 'claimed', sessionId, repairedEvents: repaired })
     try {
       const note = this.options.continueInterrupted ?? interruptedNote
-      if (repaired > 0 && note !== false) agent.send(note(sessionId))
+      if ((repaired > 0 || wasDrainedMidTurn(agent.session.events)) && note !== false) {
+        agent.send(note(sessionId))
+      }
       this.requeue(agent)
     } catch (error) {
       this.report({ type: 'error', sessionId, error })
@@ -273,13 +303,17 @@ export class FleetHost {
     }
   }
 
-  private async release(sessionId: SessionId, entry: Running): Promise<void> {
+  private async release(sessionId: SessionId, entry: Running, handOn = false): Promise<void> {
     if (entry.releasing) return
     entry.releasing = true
     const { agent } = entry
-    const inbox = agent.inbox.snapshot()
-    if (inbox.nextTurn.length > 0 || inbox.nextStep.length > 0) this.options.storage.markWantsHost(sessionId)
     try {
+      // Disposing waits for a cancelled turn to end, so the inbox is final afterwards.
+      await agent.whenIdle()
+      const inbox = agent.inbox.snapshot()
+      if (handOn || inbox.nextTurn.length > 0 || inbox.nextStep.length > 0) {
+        this.options.storage.markWantsHost(sessionId)
+      }
       await agent.dispose()
     } catch (error) {
       this.report({ type: 'error', sessionId, error })
@@ -296,11 +330,38 @@ export class FleetHost {
     if (entry === undefined) return
     this.running.delete(sessionId)
     entry.releasing = true
+    this.lost.add(entry.agent)
     this.report({ type: 'lost', sessionId, error })
     // The flush inside close fails at once (the storage knows the lease is lost); close still
     // forgets the session and marks it closed, so the agent's next append stops.
     await this.options.ctx.sessions.close(entry.agent.session).catch(() => undefined)
     await entry.agent.dispose().catch(() => undefined)
+  }
+
+  /**
+   * An agent's error. For a session whose lease was lost it is the expected end of the deposed turn
+   * (its appends fail `CLOSED`/`LEASE_LOST`): the `lost` notice said it all, so it is dropped. Others
+   * go to `onEvent` as `error`, or to stderr when nobody listens (as an unheard agent error would).
+   */
+  private onAgentError(agent: Agent, error: HarnessError): void {
+    if (this.lost.has(agent)) return
+    const mine = [...this.running.values()].some((entry) => entry.agent === agent)
+    if (!mine) {
+      // Another agent of this context: this listener must not make its error look heard.
+      if (agentErrorListeners(this.options.ctx) === 1) {
+        process.stderr.write(
+          `dsh: agent ${agent.id} (session ${agent.session.id}): unhandled agent/error ${error.code}: ${error.message}\n`,
+        )
+      }
+      return
+    }
+    if (this.options.onEvent !== undefined) {
+      this.report({ type: 'error', sessionId: agent.session.id, error })
+      return
+    }
+    process.stderr.write(
+      `dsh-fleet: session ${agent.session.id}: agent error ${error.code}: ${error.message}\n`,
+    )
   }
 
   private report(event: FleetHostEvent): void {
