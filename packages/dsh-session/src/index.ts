@@ -26,6 +26,7 @@ export {
 export { snapshotJson } from './snapshot.ts'
 export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
+export { DEFAULT_DIR_MODE, DEFAULT_FILE_MODE } from './storage/jsonl/modes.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'
 export {
   type AdaptiveSyncOptions,
