@@ -3,7 +3,7 @@
  * plugin provides `ctx.sessionProjections`, so `await app.plugin(Sessions)` gives both services.
  */
 import { type Context, Service } from 'cordis'
-import { emitContained, eventBus, newSessionId, type SessionId } from 'dsh-llm'
+import { emitContained, eventBus, newSessionId, redact, type SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
@@ -120,7 +120,7 @@ export class Sessions extends Service implements SessionStore {
             const text = error instanceof Error ? (error.stack ?? error.message) : String(error)
             this.home
               .logger('dsh')
-              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, text)
+              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, redact(text))
           }
         }
       },
@@ -349,7 +349,7 @@ export class Sessions extends Service implements SessionStore {
         await this.close(session)
       } catch (error) {
         const text = error instanceof Error ? error.message : String(error)
-        this.home.logger('dsh').warn(`closing session ${session.id} failed: %s`, text)
+        this.home.logger('dsh').warn(`closing session ${session.id} failed: %s`, redact(text))
       }
     }
   }
