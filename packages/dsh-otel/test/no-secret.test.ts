@@ -168,7 +168,9 @@ it('a key fed through every failure path appears in no log file, span, stderr li
       retry: 'completed',
       'in-band': 'TURN_FAILED',
     })
-    expect(logs['retry.jsonl']).toContain(`retry?api-key=[redacted] (model m): HTTP 503: overloaded ([redacted])`)
+    expect(logs['retry.jsonl']).toContain(
+      `retry?api-key=[redacted] (model m): HTTP 503: overloaded ([redacted])`,
+    )
 
     // ... and left the key nowhere.
     const spans = JSON.stringify(
