@@ -78,7 +78,9 @@ function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
   })
 }
 
-it('leaves an owner-only session folder, and the key in no session file, output or viewer page', async () => {
+it('leaves an owner-only session folder, and the key in no session file, output or viewer page', {
+  timeout: 120_000,
+}, async () => {
   const cwd = mkdtempSync(join(tmpdir(), 'dsh-private-demo-'))
   const demoRun = await run([demo], cwd, {
     DSH_BASE_URL: `http://127.0.0.1:${port}/v1?api-key=${KEY}`,
