@@ -147,7 +147,7 @@ export function redactError<T>(error: T, depth = 0): T {
   if (!(error instanceof Error) || depth >= 8) return error
   const cause: unknown = error.cause
   const redactedCause = cause === undefined ? undefined : redactError(cause, depth + 1)
-  const descriptors = Object.getOwnPropertyDescriptors(error)
+  const descriptors: PropertyDescriptorMap = Object.getOwnPropertyDescriptors(error)
   let changed = redactedCause !== cause
   for (const [name, descriptor] of Object.entries(descriptors)) {
     if (name === 'cause' || typeof descriptor.value !== 'string') continue
@@ -158,6 +158,7 @@ export function redactError<T>(error: T, depth = 0): T {
     }
   }
   if (!changed) return error
-  if (descriptors.cause !== undefined) descriptors.cause.value = redactedCause
+  const causeDescriptor = descriptors.cause
+  if (causeDescriptor !== undefined) causeDescriptor.value = redactedCause
   return Object.create(Object.getPrototypeOf(error) as object, descriptors) as T
 }
