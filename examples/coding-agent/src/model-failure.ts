@@ -1,5 +1,5 @@
 /** The one line the demo prints when the configured model cannot be used (wrong URL, bad key, ...). */
-import type { LlmFailure } from 'dsh-llm'
+import { type LlmFailure, redact } from 'dsh-llm'
 import type { Session } from 'dsh-session'
 import type { ModelChoice } from './model.ts'
 
@@ -18,7 +18,7 @@ export function lastTurnFailure(session: Session): LlmFailure | undefined {
  * adapter's own message, which names the provider, model, HTTP status, provider code and request id.
  */
 export function failureLine(failure: LlmFailure, choice: ModelChoice): string {
-  return `dsh demo: ${hint(failure.code, choice)}: ${failure.message.replace(/\s+/g, ' ')}`
+  return redact(`dsh demo: ${hint(failure.code, choice)}: ${failure.message.replace(/\s+/g, ' ')}`)
 }
 
 function hint(code: string, choice: ModelChoice): string {

@@ -2,7 +2,7 @@
  * Which model the demo talks to. No configuration: the embedded scripted model. With `DSH_API_KEY`
  * and/or `DSH_BASE_URL` set: a real OpenAI-compatible endpoint (DeepSeek's when no base URL is given).
  */
-import type { LlmAdapter } from 'dsh-llm'
+import { type LlmAdapter, redact } from 'dsh-llm'
 import { DEEPSEEK_BASE_URL, deepseek, openAiCompatible } from 'dsh-llm-openai'
 import { scriptedModel } from './scripted-model.ts'
 
@@ -50,12 +50,15 @@ export function chooseModel(env: NodeJS.ProcessEnv = process.env): ModelChoice {
       baseURL: DEEPSEEK_BASE_URL,
     }
   }
-  if (model === undefined) throw new Error(`DSH_BASE_URL is ${baseURL}: set DSH_MODEL to the model to use`)
+  if (model === undefined) {
+    throw new Error(`DSH_BASE_URL is ${redact(baseURL)}: set DSH_MODEL to the model to use`)
+  }
   return {
     provider: 'openai-compatible',
     model,
     adapter: openAiCompatible(apiKey === undefined ? { baseURL } : { baseURL, apiKey }),
-    description: `model: ${model} at ${baseURL}`,
+    // A base URL may carry a key (`?api-key=...`, `user:password@`): print it redacted.
+    description: `model: ${model} at ${redact(baseURL)}`,
     scripted: false,
     baseURL,
   }

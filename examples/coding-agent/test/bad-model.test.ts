@@ -91,7 +91,8 @@ describe('the demo with a model it cannot use', () => {
     })
     expectOneLine(
       run,
-      `dsh demo: the server refused the API key (check DSH_API_KEY): ${baseURL}/v1 (model gpt-4o-mini): HTTP 401 invalid_api_key: Incorrect API key provided: sk-wrong. [request req_badkey]`,
+      // The server quotes the key back; the demo's line carries it redacted.
+      `dsh demo: the server refused the API key (check DSH_API_KEY): ${baseURL}/v1 (model gpt-4o-mini): HTTP 401 invalid_api_key: Incorrect API key provided: [redacted]. [request req_badkey]`,
     )
   })
 

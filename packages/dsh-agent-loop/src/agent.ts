@@ -11,6 +11,7 @@ import {
   llmFailure,
   type Message,
   type RetryPolicy,
+  redact,
   type TurnEndReason,
   type TurnTrigger,
   type UserMessage,
@@ -446,7 +447,9 @@ export class LoopAgent implements Agent {
     }
     if (listeners > 0 || heardByPrompt) return
     process.stderr.write(
-      `dsh: agent ${this.id} (session ${this.session.id}): unhandled agent/error ${error.code}: ${error.message}\n`,
+      redact(
+        `dsh: agent ${this.id} (session ${this.session.id}): unhandled agent/error ${error.code}: ${error.message}\n`,
+      ),
     )
   }
 }

@@ -5,6 +5,7 @@
 import {
   type ContentBlock,
   type EventBus,
+  redact,
   type ToolCallBlock,
   type UserMessage,
   wellFormed,
@@ -50,8 +51,9 @@ export interface CallOutcome {
 
 const ALLOW: ToolPreExecuteDecision = Object.freeze({ kind: 'allow' })
 
-/** An error outcome with `code` whose text (for the model and the log) is `message`. */
-export function failedCall(code: string, message: string): CallOutcome {
+/** An error outcome with `code` whose text (for the model and the log) is `message`, redacted. */
+export function failedCall(code: string, raw: string): CallOutcome {
+  const message = redact(raw)
   return {
     output: { content: [{ type: 'text', text: message }], isError: true },
     error: { code, message },
@@ -162,7 +164,7 @@ async function executeChecked(
   let concludeTurn = false
   let error: ToolResultError | undefined
   if (body.kind === 'threw') {
-    const message = `${callLabel(call)} threw: ${describeError(body.error)}`
+    const message = redact(`${callLabel(call)} threw: ${describeError(body.error)}`)
     error = { code: AgentLoopErrorCode.TOOL_THREW, message }
     output = { content: [{ type: 'text', text: message }], isError: true }
   } else {

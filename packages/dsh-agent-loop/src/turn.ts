@@ -9,6 +9,7 @@ import {
   LlmError,
   llmFailure,
   type Message,
+  redact,
   type TurnEndReason,
   type UserMessage,
 } from 'dsh-llm'
@@ -83,7 +84,9 @@ export async function runTurn(
   const open = session.openTurn()
   if (open?.step !== undefined) session.append('step/end', { turn, step: open.step })
   host.outbox.drain(session)
-  if (cancellation.cause !== undefined) reason = Object.freeze({ kind: 'aborted', cause: cancellation.cause })
+  if (cancellation.cause !== undefined) {
+    reason = Object.freeze({ kind: 'aborted', cause: redact(cancellation.cause) })
+  }
   session.append('turn/end', { turn, reason })
   host.turnClosed()
   return reason

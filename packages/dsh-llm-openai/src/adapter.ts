@@ -1,7 +1,16 @@
 /** The adapter factory for OpenAI-compatible Chat Completions endpoints. */
-import { HarnessError, type LlmAdapter, LlmErrorCode } from 'dsh-llm'
+import {
+  HarnessError,
+  isSecretHeader,
+  type LlmAdapter,
+  LlmErrorCode,
+  redact,
+  registerSecret,
+  registerUrlSecrets,
+} from 'dsh-llm'
 import { type CallConfig, streamCall } from './call.ts'
 import type { OpenAiCompatibleOptions } from './types.ts'
+import { joinPath } from './url.ts'
 import { defaultWarn } from './warnings.ts'
 
 /** The inactivity timeout used when `timeoutMs` is not given: five minutes. */
@@ -12,7 +21,13 @@ export const DEFAULT_TIMEOUT_MS = 300_000
  * given (or global) `fetch`. Options are validated here: a missing `baseURL` or one that is not an
  * absolute http(s) URL, an `apiKey` given but empty (leave it out for a server that needs no key), a
  * `timeoutMs` that is not a positive finite number, or a missing `fetch` throws a `HarnessError`
- * with code `INVALID_OPTIONS`.
+ * with code `INVALID_OPTIONS`. A query string of `baseURL` (`?api-version=...`) stays on the URL,
+ * after the joined path.
+ *
+ * The credentials it is given — `apiKey`, the values of secret headers (`authorization`, `api-key`,
+ * `x-api-key`, ...), the base URL's userinfo and secret query values — are registered with dsh-llm's
+ * `registerSecret`, and the base URL names the provider only in its redacted form: no failure,
+ * warning or error message of the adapter carries them.
  *
  * The adapter keeps the `LlmAdapter` failure contract strictly: `stream` never throws; every provider,
  * transport, timeout, abort or protocol failure ends the stream with a `finish` chunk of kind `error`
@@ -46,15 +61,22 @@ function resolveConfig(options: OpenAiCompatibleOptions): CallConfig {
     headers.set('authorization', `Bearer ${options.apiKey}`)
   }
   for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name, value)
-  const label = options.name ?? base
+  registerSecret(options.apiKey)
+  for (const [name, value] of headers) {
+    if (!isSecretHeader(name)) continue
+    registerSecret(value)
+    registerSecret(value.replace(/^(bearer|basic|token)\s+/i, ''))
+  }
+  registerUrlSecrets(base)
+  const label = options.name ?? redact(base)
   if (typeof label !== 'string' || label === '')
     throw invalid(`name must be a non-empty string, got ${JSON.stringify(options.name)}`)
   const warn = options.onWarning ?? defaultWarn
   if (typeof warn !== 'function') throw invalid('onWarning must be a function')
   return {
     label,
-    warn,
-    url: `${base}/chat/completions`,
+    warn: (warning) => warn({ ...warning, message: redact(warning.message) }),
+    url: joinPath(base, 'chat/completions'),
     headers: [...headers.entries()],
     timeoutMs,
     fetch: fetchImpl,

@@ -15,10 +15,14 @@ export type MaxTokensField = 'max_tokens' | 'max_completion_tokens'
 
 /** Options of `openAiCompatible`. Every field is read once, when the adapter is created. */
 export interface OpenAiCompatibleOptions {
-  /** The API root; the adapter posts to `${baseURL}/chat/completions`. A trailing `/` is ignored. */
+  /**
+   * The API root; the adapter posts to `${baseURL}/chat/completions`. A trailing `/` is ignored; a
+   * query string is kept after the joined path (`.../v1/chat/completions?api-version=...`).
+   */
   readonly baseURL: string
   /**
-   * The provider's name in failure and warning messages (e.g. `'groq'`). Default: the base URL.
+   * The provider's name in failure and warning messages (e.g. `'groq'`). Default: the base URL, with
+   * credentials in it redacted.
    */
   readonly name?: string
   /**

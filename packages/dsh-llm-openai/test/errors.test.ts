@@ -51,7 +51,7 @@ describe('HTTP errors become one terminal finish chunk', () => {
       ),
       failure: {
         code: 'AUTH',
-        message: 'HTTP 401 invalid_api_key: Incorrect API key provided: sk-test. [request req-401]',
+        message: 'HTTP 401 invalid_api_key: Incorrect API key provided: [redacted]. [request req-401]',
         providerCode: 'invalid_api_key',
         status: 401,
         requestId: 'req-401',

@@ -5,6 +5,7 @@
  * an await and a yield, and this layer sits on the path of every chunk of every step.
  */
 import { LlmError, LlmErrorCode, type LlmFailure, llmFailure } from './errors.ts'
+import { redactFailure } from './redact.ts'
 import type { LlmAdapter, LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
 
@@ -29,7 +30,9 @@ function failureFinish(error: unknown, request: LlmRequest): StreamChunk {
       true,
     )
   }
-  if (error instanceof LlmError) return finish(error.failure, error.failure.code === LlmErrorCode.ABORTED)
+  if (error instanceof LlmError) {
+    return finish(redactFailure(error.failure), error.failure.code === LlmErrorCode.ABORTED)
+  }
   return finish(
     llmFailure(LlmErrorCode.ADAPTER_THREW, `adapter for "${request.provider}" threw: ${describe(error)}`),
     false,
@@ -42,6 +45,24 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<StreamChunk> {
     value !== null &&
     typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
   )
+}
+
+/**
+ * The adapter's `finish` result with its failure redacted (`redactFailure`): whatever an adapter
+ * put in a failure message, no credential goes on to the log, spans or the caller. Other chunks,
+ * and a finish that needs no redaction, are returned as they came.
+ */
+function redactedFinish(result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk> {
+  const chunk = result.value
+  if (chunk.type !== 'finish') return result
+  const failure = (chunk.reason as { failure?: LlmFailure }).failure
+  if (typeof failure !== 'object' || failure === null || typeof failure.message !== 'string') return result
+  const clean = redactFailure(failure)
+  if (clean === failure) return result
+  return {
+    done: false,
+    value: Object.freeze({ ...chunk, reason: Object.freeze({ ...chunk.reason, failure: clean }) }),
+  }
 }
 
 /** Lets the adapter release its connection; nobody is left to hear a failure of that cleanup. */
@@ -154,7 +175,7 @@ class AdapterStream implements AsyncIterable<StreamChunk>, AsyncIterator<StreamC
     }
     if (this.phase === 'closed') return done()
     // The adapter's own result object: one allocation per chunk fewer than a generator's yield.
-    return result
+    return result.value.type === 'finish' ? redactedFinish(result) : result
   }
 
   private readonly threw = (error: unknown): IteratorResult<StreamChunk> => {

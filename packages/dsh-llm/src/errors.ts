@@ -1,3 +1,5 @@
+import { redact, redactError } from './redact.ts'
+
 /** Stable error codes of the LLM layer. Route on these, never on message text. */
 export const LlmErrorCode = {
   AUTH: 'AUTH',
@@ -50,11 +52,15 @@ export interface LlmFailure {
   readonly providerCode?: string
 }
 
-/** The one base class of every error this library throws. `code` is stable; `cause` is the origin. */
+/**
+ * The one base class of every error this library throws. `code` is stable; `cause` is the origin.
+ * The message and the `cause` chain are redacted (`redact`, `redactError`) as the error is made,
+ * so no credential reaches a log, a terminal or a bug report through an error.
+ */
 export class HarnessError extends Error {
   readonly code: string
   constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    super(redact(message), options?.cause === undefined ? undefined : { cause: redactError(options.cause) })
     this.name = 'HarnessError'
     this.code = code
   }
@@ -70,7 +76,10 @@ export class LlmError extends HarnessError {
   }
 }
 
-/** Builds an `LlmFailure`, dropping absent optional fields so the value stays plain JSON. */
+/**
+ * Builds an `LlmFailure`, dropping absent optional fields so the value stays plain JSON. The
+ * message, request id and provider code are redacted (`redact`): a failure carries no credential.
+ */
 export function llmFailure(
   code: LlmFailure['code'],
   message: string,
@@ -81,10 +90,10 @@ export function llmFailure(
     providerCode?: string | undefined
   } = {},
 ): LlmFailure {
-  const failure: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message, code }
+  const failure: { -readonly [K in keyof LlmFailure]: LlmFailure[K] } = { message: redact(message), code }
   if (extra.status !== undefined) failure.status = extra.status
   if (extra.retryAfterMs !== undefined) failure.retryAfterMs = extra.retryAfterMs
-  if (extra.requestId !== undefined) failure.requestId = extra.requestId
-  if (extra.providerCode !== undefined) failure.providerCode = extra.providerCode
+  if (extra.requestId !== undefined) failure.requestId = redact(extra.requestId)
+  if (extra.providerCode !== undefined) failure.providerCode = redact(extra.providerCode)
   return Object.freeze(failure)
 }

@@ -5,6 +5,7 @@
  * has no listener, which is the common case for most extension points.
  */
 import type { Context, Events } from 'cordis'
+import { redact, redactError } from './redact.ts'
 
 /** Receives each listener error of a contained notification. */
 export type ListenerErrorHandler = (error: unknown, event: string) => void
@@ -84,6 +85,7 @@ export function eventBus(ctx: Context): EventBus {
 
 function defaultHandler(ctx: Context): ListenerErrorHandler {
   return (error, event) => {
-    ctx.logger('dsh').warn(`listener of ${event} threw: %s`, error instanceof Error ? error.stack : error)
+    const shown = error instanceof Error ? redact(error.stack ?? error.message) : redactError(error)
+    ctx.logger('dsh').warn(`listener of ${event} threw: %s`, shown)
   }
 }

@@ -26,6 +26,18 @@ export {
   userText,
 } from './messages.ts'
 export { emitContained } from './notify.ts'
+export {
+  isSecretHeader,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  redact,
+  redactError,
+  redactFailure,
+  registerSecret,
+  registerUrlSecrets,
+  SECRET_HEADERS,
+  SECRET_QUERY_PARAMETERS,
+} from './redact.ts'
 export type {
   CachePolicy,
   JsonSchema,

@@ -1,6 +1,6 @@
 /** The model-request span: wraps one `llm/stream` call and records what its chunks say. */
 import { type Context, type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api'
-import type { ContentBlock, LlmRequest, StreamChunk, Usage } from 'dsh-llm'
+import { type ContentBlock, type LlmRequest, redact, type StreamChunk, type Usage } from 'dsh-llm'
 import { Dsh, GenAi, Operation } from './attributes.ts'
 import { inputMessages, outputMessages, systemInstructions } from './content.ts'
 
@@ -46,8 +46,8 @@ function startChat({ tracer, parent, request, position, captureContent }: ChatSp
   }
   if (captureContent) {
     if (request.system !== undefined)
-      span.setAttribute(GenAi.SYSTEM_INSTRUCTIONS, systemInstructions(request.system))
-    span.setAttribute(GenAi.INPUT_MESSAGES, inputMessages(request.messages))
+      span.setAttribute(GenAi.SYSTEM_INSTRUCTIONS, redact(systemInstructions(request.system)))
+    span.setAttribute(GenAi.INPUT_MESSAGES, redact(inputMessages(request.messages)))
   }
   return span
 }
@@ -72,7 +72,7 @@ function recordFinish(span: Span, chunk: Extract<StreamChunk, { type: 'finish' }
   span.setAttribute(GenAi.RESPONSE_FINISH_REASONS, [reason.kind])
   if ((reason.kind === 'error' || reason.kind === 'aborted') && 'failure' in reason) {
     span.setAttribute(GenAi.ERROR_TYPE, reason.failure.code)
-    span.setStatus({ code: SpanStatusCode.ERROR, message: reason.failure.message })
+    span.setStatus({ code: SpanStatusCode.ERROR, message: redact(reason.failure.message) })
   }
 }
 
@@ -96,14 +96,14 @@ export async function* chatSpan(
       else if (chunk.type === 'finish') {
         recordFinish(span, chunk)
         if (input.captureContent)
-          span.setAttribute(GenAi.OUTPUT_MESSAGES, outputMessages(blocks, chunk.reason.kind))
+          span.setAttribute(GenAi.OUTPUT_MESSAGES, redact(outputMessages(blocks, chunk.reason.kind)))
       }
       yield chunk
     }
   } catch (error) {
     const code = (error as { code?: unknown }).code
     span.setAttribute(GenAi.ERROR_TYPE, typeof code === 'string' ? code : (error as Error).name)
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message })
+    span.setStatus({ code: SpanStatusCode.ERROR, message: redact(String((error as Error).message)) })
     throw error
   } finally {
     span.end()

@@ -13,7 +13,9 @@ export interface TelemetryConfig {
   /**
    * Record prompts, outputs, tool arguments and tool results on spans (`gen_ai.input.messages`,
    * `gen_ai.output.messages`, `gen_ai.system_instructions`, `gen_ai.tool.call.arguments`,
-   * `gen_ai.tool.call.result`). Default `false`: spans then carry no content at all.
+   * `gen_ai.tool.call.result`, and a failed tool's error message as its span status). Default
+   * `false`: spans then carry no content at all — no prompt, output, tool argument or tool result.
+   * Every text a span carries is redacted (dsh-llm's `redact`) either way.
    */
   readonly captureContent?: boolean
   /** `gen_ai.agent.name` of the turn spans; default `'dsh'`. */

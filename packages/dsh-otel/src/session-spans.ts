@@ -1,5 +1,6 @@
 /** Turn, step and tool spans of one session, opened and closed by its log events as they commit. */
 import { type Context, context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api'
+import { redact } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
 import { Dsh, GenAi, Operation } from './attributes.ts'
 import { toolResult } from './content.ts'
@@ -146,7 +147,9 @@ export class SessionSpans {
           [Dsh.TURN]: data.turn as number,
           [Dsh.STEP]: data.step as number,
           [Dsh.SEQ]: seq,
-          ...(this.options.captureContent ? { [GenAi.TOOL_CALL_ARGUMENTS]: data.arguments as string } : {}),
+          ...(this.options.captureContent
+            ? { [GenAi.TOOL_CALL_ARGUMENTS]: redact(data.arguments as string) }
+            : {}),
         },
       },
       this.parentContext(),
@@ -163,13 +166,15 @@ export class SessionSpans {
     if (span === undefined) return // answered without running (cancelled before it started)
     this.tools.delete(block.toolCallId)
     span.setAttribute(Dsh.END_SEQ, seq)
-    if (this.options.captureContent) span.setAttribute(GenAi.TOOL_CALL_RESULT, toolResult(block.content))
+    const content = this.options.captureContent
+    if (content) span.setAttribute(GenAi.TOOL_CALL_RESULT, redact(toolResult(block.content)))
     const error = data.error as { code: string; message: string } | undefined
     if (block.isError === true || error !== undefined) {
       span.setAttribute(GenAi.ERROR_TYPE, error?.code ?? 'tool_error')
+      // A tool's error message is part of its result (it often quotes the arguments): content.
       span.setStatus({
         code: SpanStatusCode.ERROR,
-        ...(error === undefined ? {} : { message: error.message }),
+        ...(error === undefined || !content ? {} : { message: redact(error.message) }),
       })
     }
     span.end()
@@ -190,10 +195,10 @@ export class SessionSpans {
     turn.span.setAttribute(Dsh.TURN_END_REASON, reason.kind)
     if (reason.kind === 'error' && reason.failure !== undefined) {
       turn.span.setAttribute(GenAi.ERROR_TYPE, reason.failure.code)
-      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: reason.failure.message })
+      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: redact(reason.failure.message) })
     } else if (reason.kind === 'aborted' || reason.kind === 'interrupted') {
       turn.span.setAttribute(GenAi.ERROR_TYPE, reason.kind)
-      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: reason.cause ?? reason.kind })
+      turn.span.setStatus({ code: SpanStatusCode.ERROR, message: redact(reason.cause ?? reason.kind) })
     }
     turn.span.end()
   }

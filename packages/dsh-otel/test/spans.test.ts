@@ -132,7 +132,7 @@ it('emits the span tree of a turn with a retry, parallel tools and a tool failur
     `    chat m | ${chat(1, 1, withTools, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["tool-calls"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=90 gen_ai.usage.input_tokens=100 gen_ai.usage.output_tokens=7 gen_ai.usage.reasoning.output_tokens=3`)}`,
     `    execute_tool read | ${tool(`dsh.end_seq=${r1} dsh.seq=${c1}`, 'c1')}`,
     `    execute_tool read | ${tool(`dsh.end_seq=${r2} dsh.seq=${c2}`, 'c2')}`,
-    `    execute_tool read [ERROR: tool "read" (call c3) threw: no such file: c.txt] | ${tool(`dsh.end_seq=${r3} dsh.seq=${c3}`, 'c3', 'error.type="TOOL_THREW" ')}`,
+    `    execute_tool read [ERROR: ] | ${tool(`dsh.end_seq=${r3} dsh.seq=${c3}`, 'c3', 'error.type="TOOL_THREW" ')}`,
     `  step 2 | ${step(1, 2, `dsh.end_seq=${s12End} dsh.seq=${s12}`)}`,
     `    chat m | ${chat(1, 2, answer, `${CONVERSATION} ${REQUEST} gen_ai.response.finish_reasons=["stop"] gen_ai.response.model="m" gen_ai.usage.cache_read.input_tokens=100 gen_ai.usage.input_tokens=120 gen_ai.usage.output_tokens=4`)}`,
     `invoke_agent dsh [ERROR: user pressed stop] | ${turn(2, `dsh.end_seq=${t2End} dsh.seq=${t2}`, 'aborted', 'error.type="aborted" ')}`,
@@ -194,4 +194,38 @@ it('records prompts, outputs, tool arguments and results only when captureConten
   const c1 = spans.find((s) => s.attributes['gen_ai.tool.call.id'] === 'c1')
   expect(c1?.attributes['gen_ai.tool.call.arguments']).toBe('{"path":"a.txt"}')
   expect(c1?.attributes['gen_ai.tool.call.result']).toBe('[{"type":"text","content":"alpha"}]')
+})
+
+/** Every text the finished spans carry: names, attribute values, status messages and span events. */
+function spanText(spans: ReturnType<InMemorySpanExporter['getFinishedSpans']>): string {
+  return JSON.stringify(
+    spans.map((s) => [s.name, s.attributes, s.status, s.events.map((e) => [e.name, e.attributes])]),
+  )
+}
+
+it('keeps prompts, outputs, tool arguments, tool results and tool error texts out of spans when captureContent is off', async () => {
+  const off = spanText((await runThreeTurns(false)).exporter.getFinishedSpans())
+  // Arguments (a.txt, c.txt), results (alpha, beta), the prompt and the failed tool's message.
+  for (const content of [
+    'a.txt',
+    'b.txt',
+    'c.txt',
+    'alpha',
+    'beta',
+    'What do',
+    'Write an essay',
+    'no such file',
+  ]) {
+    expect({ content, found: off.includes(content) }).toEqual({ content, found: false })
+  }
+  const on = spanText((await runThreeTurns(true)).exporter.getFinishedSpans())
+  for (const content of [
+    'a.txt',
+    'c.txt',
+    'alpha',
+    'What do',
+    'tool \\"read\\" (call c3) threw: no such file: c.txt',
+  ]) {
+    expect({ content, found: on.includes(content) }).toEqual({ content, found: true })
+  }
 })

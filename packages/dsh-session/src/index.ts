@@ -28,6 +28,7 @@ export { checkBatch, storedPrefix } from './storage/batch-check.ts'
 export { bothFailures, errorChain } from './storage/failures.ts'
 export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
+export { DEFAULT_DIR_MODE, DEFAULT_FILE_MODE } from './storage/jsonl/modes.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'
 export {
   type AdaptiveSyncOptions,

@@ -3,6 +3,7 @@
  * and kept current by `session/event`, readable for any session (no live agent needed).
  */
 import { type Context, Service } from 'cordis'
+import { redact } from 'dsh-llm'
 import { SessionError } from './errors.ts'
 import type { ProjectionDefinition, Session, SessionEvent, SessionProjections } from './types.ts'
 
@@ -187,7 +188,9 @@ export class SessionProjectionRegistry extends Service implements SessionProject
       try {
         listener(session, state, event)
       } catch (error) {
-        this.home.logger('dsh').warn(`onChanged listener of projection ${key} threw: %s`, errorText(error))
+        this.home
+          .logger('dsh')
+          .warn(`onChanged listener of projection ${key} threw: %s`, redact(errorText(error)))
       }
     }
   }

@@ -3,7 +3,7 @@
  * plugin provides `ctx.sessionProjections`, so `await app.plugin(Sessions)` gives both services.
  */
 import { type Context, Service } from 'cordis'
-import { emitContained, eventBus, newSessionId, type SessionId } from 'dsh-llm'
+import { emitContained, eventBus, newSessionId, redact, type SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
@@ -18,6 +18,7 @@ import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './storage/types.ts
 import { DEFAULT_HIGH_WATER_MARK, SessionWriter, type SessionWriterOptions } from './storage/writer.ts'
 import type {
   AppendGuard,
+  ExposedSession,
   LoadReport,
   Session,
   SessionEvent,
@@ -87,6 +88,8 @@ export class Sessions extends Service implements SessionStore {
   private readonly host: SessionHost
   private readonly clock: () => number
   private readonly writerOptions: SessionWriterOptions
+  /** Session files already warned about as readable by others (each is warned about once). */
+  private readonly warnedExposed = new Set<string>()
   /** While repair closers are appended: the time they carry, taken from the log (never the clock). */
   private repairTime: number | undefined
   private readonly home: Context
@@ -118,7 +121,7 @@ export class Sessions extends Service implements SessionStore {
             const text = error instanceof Error ? (error.stack ?? error.message) : String(error)
             this.home
               .logger('dsh')
-              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, text)
+              .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, redact(text))
           }
         }
       },
@@ -194,9 +197,13 @@ export class Sessions extends Service implements SessionStore {
     return this.adopt(session)
   }
 
-  /** Warns (logger `dsh`) when opening a session cut a torn tail or committed repair closers. */
+  /**
+   * Warns (logger `dsh`) when opening a session cut a torn tail or committed repair closers, and
+   * (once per file) when its file is readable by others.
+   */
   private reportMended(id: SessionId, report: LoadReport): void {
     const logger = this.home.logger('dsh')
+    if (report.exposed !== undefined) this.warnExposed([report.exposed])
     if (report.truncatedTail !== undefined) {
       const { line, bytes } = report.truncatedTail
       logger.warn(
@@ -208,9 +215,27 @@ export class Sessions extends Service implements SessionStore {
     }
   }
 
-  /** Headers of every stored session, and the stored entries that could not be read (never thrown). */
-  list(): Promise<SessionListing> {
-    return this.storage.list()
+  /**
+   * Headers of every stored session, and the stored entries that could not be read (never thrown).
+   * Warns (logger `dsh`, once per file) about sessions others can read (`exposed`).
+   */
+  async list(): Promise<SessionListing> {
+    const listing = await this.storage.list()
+    if (listing.exposed !== undefined) this.warnExposed(listing.exposed)
+    return listing
+  }
+
+  /** One warning per session file readable by others, the first time this store finds it. */
+  private warnExposed(found: readonly ExposedSession[]): void {
+    for (const { path, mode } of found) {
+      if (this.warnedExposed.has(path)) continue
+      this.warnedExposed.add(path)
+      this.home
+        .logger('dsh')
+        .warn(
+          `session file ${path} is readable by other users (mode 0${mode.toString(8)}); run chmod 600 on it (sessions hold prompts, files and tool output)`,
+        )
+    }
   }
 
   /**
@@ -329,7 +354,7 @@ export class Sessions extends Service implements SessionStore {
         await this.close(session)
       } catch (error) {
         const text = error instanceof Error ? error.message : String(error)
-        this.home.logger('dsh').warn(`closing session ${session.id} failed: %s`, text)
+        this.home.logger('dsh').warn(`closing session ${session.id} failed: %s`, redact(text))
       }
     }
   }

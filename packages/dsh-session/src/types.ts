@@ -275,6 +275,19 @@ export interface LoadReport {
   readonly truncatedTail?: { readonly line: number; readonly bytes: number }
   /** How many repair closers were committed for an interrupted final turn. */
   readonly repairedEvents: number
+  /** The session's file when people other than its owner can read it (file-backed storages). */
+  readonly exposed?: ExposedSession
+}
+
+/**
+ * A stored session people other than its owner can read: its file's mode grants group or world
+ * read beyond what the storage was configured to create (`JsonlStorageOptions.fileMode`).
+ */
+export interface ExposedSession {
+  readonly path: string
+  readonly sessionId: string
+  /** The permission bits found (e.g. `0o644`). */
+  readonly mode: number
 }
 
 /** One stored entry `list()` could not read as a session, and why. */
@@ -295,6 +308,8 @@ export interface SessionListing {
   readonly sessions: readonly SessionFileHeader[]
   /** Entries that are not readable sessions (corrupt, unreadable, foreign); never thrown. */
   readonly problems: readonly StorageProblem[]
+  /** Readable sessions that people other than their owner can read too (file-backed storages). */
+  readonly exposed?: readonly ExposedSession[]
 }
 
 /**

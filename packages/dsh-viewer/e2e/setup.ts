@@ -17,7 +17,13 @@ export const ARTIFACTS = join(ROOT, 'artifacts')
 export const CLI = join(ROOT, 'packages/dsh-viewer/dist/cli.js')
 const CHROMIUM = '/usr/bin/chromium'
 
-/** Launches Debian's chromium headless. Throws (the test fails, it does not skip) when it is missing. */
+/** A host name the browser resolves to 127.0.0.1, as a DNS-rebinding attacker's name would. */
+export const REBOUND_HOST = 'rebound.example'
+
+/**
+ * Launches Debian's chromium headless, resolving `REBOUND_HOST` to 127.0.0.1. Throws (the test
+ * fails, it does not skip) when it is missing.
+ */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
@@ -25,7 +31,15 @@ export async function launchChromium(): Promise<Browser> {
     )
   }
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run pnpm --filter dsh-viewer build first`)
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      `--host-resolver-rules=MAP ${REBOUND_HOST} 127.0.0.1`,
+    ],
+  })
 }
 
 /** Runs the coding-agent demo (scripted model) in a fresh folder and returns its session file. */

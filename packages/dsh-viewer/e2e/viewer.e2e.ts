@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { bigSession, sessionFile } from '../test/big-session.ts'
-import { ARTIFACTS, CLI, demoSession, launchChromium, writePage } from './setup.ts'
+import { ARTIFACTS, CLI, demoSession, launchChromium, REBOUND_HOST, writePage } from './setup.ts'
 
 let browser: Browser
 let demo: string
@@ -85,6 +85,47 @@ it('opens a request of the demo session and follows a message to the event it ca
     await expect.poll(() => panel.locator('h2').textContent()).toContain('Request #0 · turn 1 step 1')
     await page.screenshot({ path: join(ARTIFACTS, 'viewer-demo.png') })
     await page.close()
+  } finally {
+    child.kill()
+  }
+  expect(outside).toEqual([])
+})
+
+it('renders under its Content-Security-Policy with no violation, and refuses a DNS-rebinding request', async () => {
+  const { url, child } = await serve(demo)
+  try {
+    const page = await offlinePage()
+    const console: string[] = []
+    page.on('console', (message) => void console.push(message.text()))
+    // Init scripts run outside the page's policy: this listener sees every violation the page causes.
+    await page.addInitScript(
+      'window.__violations = []; document.addEventListener("securitypolicyviolation", (e) => window.__violations.push(e.violatedDirective + " " + e.blockedURI))',
+    )
+    const response = await page.goto(url)
+    expect(response?.headers()['content-security-policy']).toMatch(/^default-src 'none'; script-src 'sha256-/)
+    expect(response?.headers()['x-content-type-options']).toBe('nosniff')
+    expect(response?.headers()['referrer-policy']).toBe('no-referrer')
+    await page.getByTestId('request-1').click()
+    await expect
+      .poll(() => page.getByTestId('request-panel').locator('h2').textContent())
+      .toContain('Request #1 · turn 1 step 2')
+    // The virtual lists position rows with inline styles (set through the DOM): they must apply.
+    const top = await page
+      .getByTestId('event-list')
+      .locator('.vrow')
+      .nth(1)
+      .evaluate((row) => row.style.top)
+    expect(top).toMatch(/^\d+px$/)
+    expect(await page.evaluate('window.__violations')).toEqual([])
+    expect(console.filter((text) => /Content.Security.Policy/i.test(text))).toEqual([])
+    await page.close()
+
+    // A page of another site whose name now resolves to 127.0.0.1 reaches the port: refused.
+    const rebound = await browser.newPage()
+    const answer = await rebound.goto(`http://${REBOUND_HOST}:${new URL(url).port}/`)
+    expect(answer?.status()).toBe(403)
+    expect(await answer?.text()).toBe('forbidden: unknown host\n')
+    await rebound.close()
   } finally {
     child.kill()
   }

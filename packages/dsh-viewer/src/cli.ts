@@ -76,7 +76,8 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const page = renderPage(data, loadAppBundle())
   if (values.out !== undefined) {
-    writeFileSync(values.out, page)
+    // Owner-only, like the session it shows.
+    writeFileSync(values.out, page, { mode: 0o600 })
     process.stdout.write(`wrote ${values.out}\n`)
     return 0
   }

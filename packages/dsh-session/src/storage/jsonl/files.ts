@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { writeSync } from 'node:fs'
 import { type FileHandle, link, open, unlink } from 'node:fs/promises'
 import { errorCode } from './lock.ts'
+import { DEFAULT_FILE_MODE } from './modes.ts'
 import { type AdaptiveSyncOptions, type JsonlSyncMode, nodeSyncCalls, SyncPolicy } from './sync-policy.ts'
 
 /**
@@ -69,14 +70,22 @@ export function writeAll(io: AppendIo, handle: FileHandle, data: Uint8Array, fro
 }
 
 /**
- * Makes `path` appear with exactly `data`, or not at all: writes a temp file beside it, syncs it, links
- * it into place (failing if `path` exists) and syncs the directory. Returns false if `path` existed.
- * A crash before the link leaves only the temp file (`<name>.<random>.tmp`).
+ * Makes `path` appear with exactly `data` and permission `mode`, or not at all: writes a temp file
+ * beside it (created with `mode`, so it is never readable by others even for a moment), syncs it,
+ * links it into place (failing if `path` exists) and syncs the directory. Returns false if `path`
+ * existed. A crash before the link leaves only the temp file (`<name>.<random>.tmp`).
  */
-export async function createFileAtomically(dir: string, path: string, data: Uint8Array): Promise<boolean> {
+export async function createFileAtomically(
+  dir: string,
+  path: string,
+  data: Uint8Array,
+  mode = DEFAULT_FILE_MODE,
+): Promise<boolean> {
   const temp = `${path}.${randomBytes(8).toString('hex')}.tmp`
-  const handle = await open(temp, 'wx')
+  const handle = await open(temp, 'wx', mode)
   try {
+    // Exactly `mode`, whatever the umask: a widened mode is what the app asked for.
+    await handle.chmod(mode)
     await writeDurably(nodeAppendIo, handle, data)
   } finally {
     await handle.close()

@@ -62,11 +62,17 @@ export class FileLock {
   }
 
   /**
-   * Takes the lock at `path`, taking over one whose holder is judged dead (see the module comment).
+   * Takes the lock at `path` (a file created with `mode`), taking over one whose holder is judged
+   * dead (see the module comment).
    * Throws `SessionError` `LOCKED` naming the session, its file and the holder's pid and host when a
    * live holder has it; file-system failures propagate as they are.
    */
-  static async acquire(path: string, subject: LockSubject, ttlMs = DEFAULT_LEASE_TTL_MS): Promise<FileLock> {
+  static async acquire(
+    path: string,
+    subject: LockSubject,
+    ttlMs = DEFAULT_LEASE_TTL_MS,
+    mode = 0o600,
+  ): Promise<FileLock> {
     const owner: LockOwner = {
       pid: process.pid,
       hostname: hostname(),
@@ -75,7 +81,7 @@ export class FileLock {
       acquiredAt: Date.now(),
     }
     const temp = `${path}.${owner.token}.tmp`
-    const handle = await open(temp, 'wx')
+    const handle = await open(temp, 'wx', mode)
     let placed = false
     try {
       await handle.writeFile(JSON.stringify(owner))

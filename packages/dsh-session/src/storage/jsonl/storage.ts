@@ -2,11 +2,17 @@
  * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
  * a lock file per session so that only one writer (across processes) appends to it.
  */
-import { mkdir, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
-import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
+import type {
+  ExposedSession,
+  LoadReport,
+  SessionEvent,
+  SessionFileHeader,
+  SessionListing,
+} from '../../types.ts'
 import { checkBatch, storedPrefix } from '../batch-check.ts'
 import { bothFailures, failureOf, withCleanupFailure } from '../failures.ts'
 import { encodeBatch } from '../json-lines.ts'
@@ -17,6 +23,7 @@ import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './
 import { type AppendIo, createFileAtomically, nodeAppendIoWith, truncateAt } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
+import { exposureOf, makeDirectory, resolveModes, type StorageModes } from './modes.ts'
 import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
 import { scanSession } from './scan.ts'
 import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
@@ -43,6 +50,17 @@ export interface JsonlStorageOptions {
    * and a lock held from another host is taken over once its heartbeat is older than this.
    */
   readonly leaseTtlMs?: number
+  /**
+   * The permission mode of the session, lock and temp files this storage creates; default `0o600`
+   * (owner read/write only). Widen it (e.g. `0o640`) only to share sessions on purpose: sessions
+   * hold every prompt, file and tool output the agent saw. Must keep the owner's read and write.
+   */
+  readonly fileMode?: number
+  /**
+   * The permission mode of the session folder when this storage creates it; default `0o700`. An
+   * existing folder is left as it is. Must keep the owner's read, write and search.
+   */
+  readonly dirMode?: number
 }
 
 /**
@@ -57,9 +75,11 @@ export class JsonlStorage implements SessionStorage {
   private readonly io: AppendIo
   private readonly leaseTtlMs: number
   private readonly leases = new Map<string, Lease>()
+  private readonly modes: StorageModes
 
   constructor(options: JsonlStorageOptions) {
     this.dir = options.dir
+    this.modes = resolveModes(options)
     this.io = options.io ?? nodeAppendIoWith(options.sync ?? 'auto', options.syncTuning)
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
@@ -92,13 +112,13 @@ export class JsonlStorage implements SessionStorage {
         { sessionId: id, file },
       )
     }
-    await this.fs(id, file, () => mkdir(this.dir, { recursive: true }))
+    await this.fs(id, file, () => makeDirectory(this.dir, this.modes.dir))
     if (await this.exists(id, file)) throw alreadyExists(id, file)
     if (this.leases.has(id)) throw heldHere(id, file)
     const lease = await this.takeLease(id, file)
     try {
       const created = await this.fs(id, file, () =>
-        createFileAtomically(this.dir, file, encodeHeader(header)),
+        createFileAtomically(this.dir, file, encodeHeader(header), this.modes.file),
       )
       if (!created) throw alreadyExists(id, file)
       lease.identity = await this.fs(id, file, async () => identityOf(file))
@@ -226,19 +246,31 @@ export class JsonlStorage implements SessionStorage {
 
   /**
    * Reads the whole session. A torn final line is cut off the file (when no other live writer holds the
-   * session) and reported; `repairedEvents` is always 0 here. Throws `NOT_FOUND`, `UNSUPPORTED_VERSION`,
-   * `UNKNOWN_EVENT_TYPE`, or `CORRUPT_LOG` naming file, line and expected seq (the file is then untouched).
+   * session) and reported; `repairedEvents` is always 0 here; `exposed` names the file when others can
+   * read it (see `fileMode`). Throws `NOT_FOUND`, `UNSUPPORTED_VERSION`, `UNKNOWN_EVENT_TYPE`, or
+   * `CORRUPT_LOG` naming file, line and expected seq (the file is then untouched).
    */
   async load(sessionId: SessionId): Promise<LoadedLog> {
     const file = this.fileOf(sessionId)
     const lease = this.leases.get(sessionId)
     if (lease !== undefined) await lease.queue
-    return this.loadNow(sessionId, file, lease)
+    const loaded = await this.loadNow(sessionId, file, lease)
+    const exposed = await exposureOf(sessionId, file, this.modes.file)
+    return exposed === undefined ? loaded : { ...loaded, report: { ...loaded.report, exposed } }
   }
 
-  /** The headers of every session file, and the entries that are not readable sessions (see `listSessions`). */
-  list(): Promise<SessionListing> {
-    return listSessions(this.dir)
+  /**
+   * The headers of every session file, the entries that are not readable sessions (see
+   * `listSessions`), and in `exposed` the session files others can read (see `fileMode`).
+   */
+  async list(): Promise<SessionListing> {
+    const listing = await listSessions(this.dir)
+    const exposed: ExposedSession[] = []
+    for (const header of listing.sessions) {
+      const found = await exposureOf(header.sessionId, this.fileOf(header.sessionId), this.modes.file)
+      if (found !== undefined) exposed.push(found)
+    }
+    return exposed.length === 0 ? listing : { ...listing, exposed }
   }
 
   /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
@@ -425,10 +457,13 @@ export class JsonlStorage implements SessionStorage {
 
   private async takeLease(sessionId: string, file: string): Promise<Lease> {
     const lockPath = join(this.dir, `${sessionId}.lock`)
-    const lock = await FileLock.acquire(lockPath, { sessionId, file }, this.leaseTtlMs).catch((error) => {
-      if (error instanceof SessionError) throw error
-      throw storageError(`cannot take the lock of session ${sessionId} (${file})`, { sessionId, file }, error)
-    })
+    const subject = { sessionId, file }
+    const lock = await FileLock.acquire(lockPath, subject, this.leaseTtlMs, this.modes.file).catch(
+      (error) => {
+        if (error instanceof SessionError) throw error
+        throw storageError(`cannot take the lock of session ${sessionId} (${file})`, subject, error)
+      },
+    )
     const lease: Lease = {
       lock,
       file,
