@@ -9,6 +9,7 @@ export const projects: string[] = [
   'packages/dsh-replay',
   'packages/dsh-viewer',
   'packages/dsh-session-postgres',
+  'packages/dsh-compaction',
   'examples/fleet',
   'examples/coding-agent',
   'bench',
