@@ -43,6 +43,9 @@ export interface CompactInput {
 
 const running = new WeakSet<Session>()
 
+/** Tokens set aside for the summarizing instruction and the request's framing. */
+const INSTRUCTION_ROOM = 512
+
 /**
  * Compacts `session` once. Resolves with what happened: `completed` (the surface was replaced),
  * `rejected` (the summary was not shorter than what it stood for), `failed` (the summarizing call
@@ -155,12 +158,17 @@ async function summarize(
     )
   }
   // The whole history when it fits (so the request reads the prompt cache), else the longest
-  // balanced prefix that does; the summary then stands for that prefix only.
-  const budget = settings.window - settings.summaryMaxTokens - estimator.header(header) - 512
+  // balanced prefix that does; the summary then stands for that prefix only. `scale` corrects the
+  // estimate by what the provider counted (and by the overflow itself, which proves it low).
+  const headerTokens = estimator.header(header)
+  const estimated = headerTokens + estimator.messages(history) + estimator.messages(input.pending ?? [])
+  let scale = Math.max(1, before / Math.max(1, estimated))
+  if (input.trigger === 'overflow') scale = Math.max(scale, (settings.window * 1.1) / Math.max(1, estimated))
+  const room = settings.window - settings.summaryMaxTokens - INSTRUCTION_ROOM
   let upTo = history.length
   let end = cut
-  if (estimator.messages(history) > budget) {
-    upTo = largestFittingBoundary(history, cut, budget, estimator)
+  if ((headerTokens + estimator.messages(history)) * scale > room) {
+    upTo = largestFittingBoundary(history, cut, room / scale - headerTokens, estimator)
     end = upTo
   }
   if (end === 0) return { kind: 'skipped', reason: 'no part of the history fits a summarizing request' }

@@ -43,7 +43,7 @@ export function resolveSettings(config: CompactionConfig, window: number): Compa
   const summarizer = config.summarizer ?? {}
   const summaryMaxTokens = tokens(
     'summarizer.maxTokens',
-    summarizer.maxTokens ?? Math.min(8192, Math.floor(window / 10)),
+    summarizer.maxTokens ?? Math.min(8192, Math.floor(window * 0.08)),
   )
   const prune =
     config.prune === false

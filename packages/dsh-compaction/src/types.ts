@@ -61,7 +61,7 @@ export interface SummarizerOptions {
   readonly model?: string
   /** The instruction appended after the history; default `DEFAULT_SUMMARY_INSTRUCTION`. */
   readonly instruction?: string
-  /** `maxTokens` of the summarizing request; default 10% of the window, at most 8192. */
+  /** `maxTokens` of the summarizing request; default 8% of the window, at most 8192. */
   readonly maxTokens?: number
 }
 

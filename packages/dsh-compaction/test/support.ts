@@ -90,10 +90,11 @@ export function fileText(path: string, chars: number): string {
   return line.repeat(Math.ceil(chars / line.length)).slice(0, chars)
 }
 
-/** An app with the loop, a `read` tool returning `resultChars` characters, the invariants and `Compaction`. */
+/** An app with the loop, a `read` tool returning `resultChars(path)` characters, the invariants and `Compaction`. */
 export async function compactingApp(
   options: {
-    readonly resultChars?: number
+    /** Characters of the result for `path`; default 6000 for every path. */
+    readonly resultChars?: (path: string) => number
     readonly compaction?: CompactionConfig
     readonly sessions?: SessionsConfig
   } = {},
@@ -102,12 +103,12 @@ export async function compactingApp(
   await app.plugin(ToolRegistry)
   await app.plugin(AgentLoop)
   await app.plugin(Compaction, options.compaction ?? {})
-  const chars = options.resultChars ?? 6000
+  const chars = options.resultChars ?? (() => 6000)
   app.tools.register({
     name: 'read',
     description: 'Reads a file.',
     parameters: z.object({ path: z.string() }),
-    execute: ({ path }) => fileText(path, chars),
+    execute: ({ path }) => fileText(path, chars(path)),
   })
   return app
 }
