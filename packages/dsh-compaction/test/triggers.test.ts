@@ -10,7 +10,7 @@ installInvariantGuard()
 
 /** The compaction and retry events of a log, as `[type, detail]` pairs. */
 function compactionTrail(events: readonly SessionEvent[]): unknown[] {
-  return events.flatMap((event) => {
+  return events.flatMap((event): unknown[][] => {
     switch (event.type) {
       case 'compaction/start':
         return [[event.type, event.data.trigger, event.data.strategy, event.data.turn, event.data.step]]
@@ -132,7 +132,7 @@ describe('the summarizing request', () => {
 describe('on demand', () => {
   test('compact(agent) while idle writes one compaction between turns; the next turn reads the summary', async () => {
     const app = await compactingApp({ compaction: { contextWindows: { small: 64_000 }, keepTokens: 2000 } })
-    const { adapter, log } = windowModel(64_000, (request, n) =>
+    const { adapter, log } = windowModel(64_000, (_request, n) =>
       n < 6 ? toolCallResponse(`call-${n}`, 'read', { path: `file-${n}` }) : textResponse(`answer ${n}`),
     )
     app.llm.registerAdapter('test', adapter)
