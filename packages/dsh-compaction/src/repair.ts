@@ -16,8 +16,8 @@ export function compactionMessagePrefix(id: string): string {
 /**
  * The events that close an open compaction at the end of `events`: when every surface replace it
  * announced (`replaces`) was appended, only `compaction/end {completed, repaired}`; otherwise one
- * replace per appended one that puts the original message back (in reverse order), then
- * `compaction/end {interrupted, repaired}`. Empty when no compaction is open.
+ * replace per appended one that puts the original message back (in reverse order; skipping those a
+ * rollback cut short by a fork already put back), then `compaction/end {interrupted, repaired}`. Empty when no compaction is open.
  */
 export function compactionClosers(events: readonly SessionEvent[]): RepairEvent[] {
   let start: { readonly seq: number; readonly data: CompactionStartData } | undefined
@@ -34,17 +34,21 @@ export function compactionClosers(events: readonly SessionEvent[]): RepairEvent[
   const { id, replaces } = start.data
   const prefix = compactionMessagePrefix(id)
   const written: SessionEvent[] = []
+  // Seqs of written replaces a rollback already put back (a fork can cut a rollback half way).
+  const restored = new Set<number>()
   for (let i = start.seq + 1; i < events.length; i++) {
     const event = events[i]
     if (event?.surface?.op !== 'replace') continue
     const message = surfaceMessage(event.type, event.data)
     if (message?.id.startsWith(prefix) === true) written.push(event)
+    else for (const source of event.surface.sourceEventSeqs) restored.add(source)
   }
   if (written.length === replaces) {
     return [{ type: 'compaction/end', data: { id, outcome: 'completed', repaired: true } }]
   }
   const closers: RepairEvent[] = []
   for (const event of written.reverse()) {
+    if (restored.has(event.seq)) continue
     const surface = event.surface
     if (surface?.op !== 'replace' || surface.end - surface.start !== 1) continue
     const sourceSeq = surface.sourceEventSeqs[0]
