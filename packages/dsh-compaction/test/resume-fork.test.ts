@@ -11,7 +11,7 @@ installInvariantGuard()
 /** An agent that read four files, then compacted on demand between turns. */
 async function compacted() {
   const app = await compactingApp({ compaction: { keepTokens: 1500 } })
-  const { adapter, log } = windowModel(128_000, (request, n) =>
+  const { adapter, log } = windowModel(128_000, (_request, n) =>
     n < 4 ? toolCallResponse(`call-${n}`, 'read', { path: `file-${n}` }) : textResponse(`answer ${n}`),
   )
   app.llm.registerAdapter('test', adapter)

@@ -52,8 +52,14 @@ export class SessionSpans {
     const data = event.data as { readonly [key: string]: unknown }
     // dsh-compaction's events, by name (this package does not depend on it).
     const type: string = event.type
-    if (type === 'compaction/start') return this.compactionStart(event.seq, data)
-    if (type === 'compaction/end') return this.compactionEnd(event.seq, data)
+    if (type === 'compaction/start') {
+      this.compactionStart(event.seq, data)
+      return
+    }
+    if (type === 'compaction/end') {
+      this.compactionEnd(event.seq, data)
+      return
+    }
     switch (event.type) {
       case 'turn/start':
         this.turn = this.open(
