@@ -185,6 +185,28 @@ writeFileSync(
     '',
   ].join('\n'),
 )
+// dsh-compaction's public types, as an app showing "context N% full" uses them.
+writeFileSync(
+  join(app, 'compaction.ts'),
+  [
+    "import { Context } from 'cordis'",
+    "import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'",
+    "import { Compaction } from 'dsh-compaction'",
+    "import { LlmRuntime } from 'dsh-llm'",
+    "import { Sessions } from 'dsh-session'",
+    'export async function contextFull(): Promise<number> {',
+    '  const app = new Context()',
+    '  await app.plugin(LlmRuntime)',
+    '  await app.plugin(Sessions)',
+    '  await app.plugin(ToolRegistry)',
+    '  await app.plugin(AgentLoop)',
+    "  await app.plugin(Compaction, { threshold: 0.8, contextWindows: { 'my-model': 32_000 } })",
+    '  const session = await app.sessions.create()',
+    '  return Math.round(app.compaction.pressure(session).ratio * 100)',
+    '}',
+    '',
+  ].join('\n'),
+)
 const tsc = join(app, 'node_modules/.bin/tsc')
 
 // 5. Type-check under NodeNext (tsc --init, as the README says) and under bundler; then build.

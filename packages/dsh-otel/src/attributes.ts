@@ -44,6 +44,13 @@ export const Dsh = {
   REQUEST_LOG_LENGTH: 'dsh.request.log_length',
   TURN_TRIGGER: 'dsh.turn.trigger',
   TURN_END_REASON: 'dsh.turn.end_reason',
+  /** Compaction spans (dsh-compaction's `compaction/*` events). */
+  COMPACTION_ID: 'dsh.compaction.id',
+  COMPACTION_TRIGGER: 'dsh.compaction.trigger',
+  COMPACTION_STRATEGY: 'dsh.compaction.strategy',
+  COMPACTION_OUTCOME: 'dsh.compaction.outcome',
+  COMPACTION_TOKENS_BEFORE: 'dsh.compaction.tokens_before',
+  COMPACTION_TOKENS_AFTER: 'dsh.compaction.tokens_after',
 } as const
 
 /** `gen_ai.operation.name` values used here. */

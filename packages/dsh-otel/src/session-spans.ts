@@ -27,6 +27,7 @@ export interface SessionSpanOptions {
 export class SessionSpans {
   private turn: (Open & { readonly number: number }) | undefined
   private step: (Open & { readonly number: number }) | undefined
+  private compaction: Open | undefined
   private readonly tools = new Map<string, Span>()
 
   constructor(
@@ -36,7 +37,7 @@ export class SessionSpans {
 
   /** The context a model request of this session should start its span in. */
   parentContext(): Context {
-    return this.step?.context ?? this.turn?.context ?? context.active()
+    return this.compaction?.context ?? this.step?.context ?? this.turn?.context ?? context.active()
   }
 
   /** The open turn and step numbers, for a model request's attributes. */
@@ -50,6 +51,16 @@ export class SessionSpans {
   /** Updates the spans for one committed event. Events of other types are ignored. */
   apply(event: SessionEvent): void {
     const data = event.data as { readonly [key: string]: unknown }
+    // dsh-compaction's events, by name (this package does not depend on it).
+    const type: string = event.type
+    if (type === 'compaction/start') {
+      this.compactionStart(event.seq, data)
+      return
+    }
+    if (type === 'compaction/end') {
+      this.compactionEnd(event.seq, data)
+      return
+    }
     switch (event.type) {
       case 'turn/start':
         this.turn = this.open(
@@ -108,8 +119,50 @@ export class SessionSpans {
     }
   }
 
+  /**
+   * `compaction/start` opens a `compaction <strategy>` span under the step or turn (or the active
+   * context between turns); the summarizing model request, made while it is open, nests under it.
+   */
+  private compactionStart(seq: number, data: { readonly [key: string]: unknown }): void {
+    this.compaction?.span.end()
+    const parent = this.step?.context ?? this.turn?.context ?? context.active()
+    const span = this.options.tracer.startSpan(
+      `compaction ${String(data.strategy)}`,
+      {
+        attributes: {
+          [Dsh.SESSION_ID]: this.sessionId,
+          ...this.position(),
+          [Dsh.COMPACTION_ID]: String(data.id),
+          [Dsh.COMPACTION_TRIGGER]: String(data.trigger),
+          [Dsh.COMPACTION_STRATEGY]: String(data.strategy),
+          [Dsh.COMPACTION_TOKENS_BEFORE]: Number(data.tokensBefore),
+          [Dsh.SEQ]: seq,
+        },
+      },
+      parent,
+    )
+    this.compaction = { span, context: trace.setSpan(parent, span) }
+  }
+
+  private compactionEnd(seq: number, data: { readonly [key: string]: unknown }): void {
+    const open = this.compaction
+    this.compaction = undefined
+    if (open === undefined) return
+    const outcome = String(data.outcome)
+    open.span.setAttribute(Dsh.END_SEQ, seq)
+    open.span.setAttribute(Dsh.COMPACTION_OUTCOME, outcome)
+    if (typeof data.tokensAfter === 'number')
+      open.span.setAttribute(Dsh.COMPACTION_TOKENS_AFTER, data.tokensAfter)
+    if (outcome === 'failed' || outcome === 'interrupted') {
+      open.span.setStatus({ code: SpanStatusCode.ERROR, message: String(data.reason ?? outcome) })
+    }
+    open.span.end()
+  }
+
   /** Ends every open span (the plugin is going away). */
   endAll(): void {
+    this.compaction?.span.end()
+    this.compaction = undefined
     for (const span of this.tools.values()) span.end()
     this.tools.clear()
     this.step?.span.end()

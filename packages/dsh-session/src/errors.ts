@@ -57,6 +57,8 @@ export const SessionErrorCode = {
   UNKNOWN_PROJECTION: 'UNKNOWN_PROJECTION',
   /** An event type defined twice with `defineSessionEvent`. */
   DUPLICATE_EVENT_TYPE: 'DUPLICATE_EVENT_TYPE',
+  /** A repair closer key registered twice with `registerRepairCloser`. */
+  DUPLICATE_REPAIR_CLOSER: 'DUPLICATE_REPAIR_CLOSER',
 } as const
 
 /** One of the session layer's error codes. */

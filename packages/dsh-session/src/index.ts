@@ -16,6 +16,13 @@ export {
 } from './payload-schemas.ts'
 export { SessionProjectionRegistry } from './projections.ts'
 export { interruptedTurnClosers, RepairErrorCode } from './repair.ts'
+export {
+  packageClosers,
+  type RepairCloser,
+  type RepairEvent,
+  registerRepairCloser,
+  repairClosers,
+} from './repair-closers.ts'
 export { composeRequest, type RequestExtras } from './request.ts'
 export {
   defineSessionEvent,

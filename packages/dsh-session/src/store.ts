@@ -7,7 +7,7 @@ import { emitContained, eventBus, newSessionId, redact, type SessionId } from 'd
 import { SessionError, SessionErrorCode } from './errors.ts'
 import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
-import { interruptedTurnClosers } from './repair.ts'
+import { packageClosers, type RepairEvent, repairClosers } from './repair-closers.ts'
 import { LiveSession, type SessionHost } from './session.ts'
 import type { EventWriter } from './storage/event-writer.ts'
 import { bothFailures, failureOf, withCleanupFailure } from './storage/failures.ts'
@@ -146,8 +146,9 @@ export class Sessions extends Service implements SessionStore {
   }
 
   /**
-   * Opens a stored session: takes its lease, loads it and, if its last turn is open, appends the
-   * `interruptedTurnClosers` through the normal append path (timed like the last logged event, so a
+   * Opens a stored session: takes its lease, loads it and appends the `repairClosers` (the
+   * registered package closers, then `interruptedTurnClosers` if its last turn is open) through the
+   * normal append path (timed like the last logged event, so a
    * repair is deterministic) and flushes them. Returns the live
    * session if it is already open here, and the same pending open to concurrent callers: one id has
    * at most one live session per store. Refuses (and releases the lease) on a load or repair error.
@@ -175,11 +176,11 @@ export class Sessions extends Service implements SessionStore {
         host: this.host,
         writer,
       })
-      const closers = interruptedTurnClosers(session.events)
+      const closers = repairClosers(session.events)
       // Closers carry the time of the last logged event, so repairing one file twice writes the same bytes.
       this.repairTime = session.events[session.events.length - 1]?.time
       try {
-        for (const closer of closers) appendInput(session, closer)
+        for (const closer of closers) appendRepair(session, closer)
       } finally {
         this.repairTime = undefined
       }
@@ -240,8 +241,8 @@ export class Sessions extends Service implements SessionStore {
 
   /**
    * Forks `source` at `boundarySeq`: a new session whose header records `parent {sessionId,
-   * seedLength}`, seeded with `source.events[0, boundarySeq)` (same seqs) and then `session/end-seed`,
-   * all flushed before it resolves. Throws `INVALID_FORK` for a boundary out of range or inside an
+   * seedLength}`, seeded with `source.events[0, boundarySeq)` (same seqs), then `session/end-seed`, then
+   * what the registered package closers return for work the seed leaves open, all flushed before it resolves. Throws `INVALID_FORK` for a boundary out of range or inside an
    * open turn.
    */
   async fork(source: Session, boundarySeq: number): Promise<Session> {
@@ -253,6 +254,8 @@ export class Sessions extends Service implements SessionStore {
     const session = new LiveSession({ id, parent, history: seed, host: this.host, writer })
     for (const event of seed) writer.enqueue(event)
     session.append('session/end-seed', {})
+    // A package's work the seed leaves open (a compaction between its start and end) is closed here.
+    for (const closer of packageClosers(session.events)) appendRepair(session, closer)
     await session.flush()
     return this.adopt(session)
   }
@@ -358,6 +361,17 @@ export class Sessions extends Service implements SessionStore {
       }
     }
   }
+}
+
+/** Appends one repair event, with its surface metadata when it has some. */
+function appendRepair(session: Session, event: RepairEvent): SessionEvent {
+  if (event.surface === undefined) return appendInput(session, event)
+  const append = session.append as (
+    type: string,
+    data: unknown,
+    surface: RepairEvent['surface'],
+  ) => SessionEvent
+  return append.call(session, event.type, event.data, event.surface)
 }
 
 /** Appends a `{type, data}` pair (the union form) to `session`. */

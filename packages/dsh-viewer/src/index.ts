@@ -1,10 +1,12 @@
 export { inboxEvents, injectedMessages, repairClosers, violations } from './data/annotations.ts'
 export { buildViewData } from './data/build.ts'
+export { compactionViews } from './data/compactions.ts'
 export { requestMessages, requestSources, resolveMessage } from './data/messages.ts'
 export { diffRequests } from './data/request-diff.ts'
 export { requestViews } from './data/requests.ts'
 export { timeline } from './data/timeline.ts'
 export type {
+  CompactionView,
   EventMark,
   MessageSource,
   RequestDiff,

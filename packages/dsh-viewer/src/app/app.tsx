@@ -62,6 +62,9 @@ export function App({ data }: { data: ViewData }) {
         {data.repairs.length > 0 ? (
           <span class="repair-note"> · {data.repairs.length} repair closers</span>
         ) : null}
+        {data.compactions.length > 0 ? (
+          <span data-testid="compactions"> · {data.compactions.length} compaction(s)</span>
+        ) : null}
         {data.tornLine !== undefined ? (
           <span class="bad" data-testid="torn-line">
             {' '}

@@ -1,6 +1,6 @@
 /** The right panel: every event (virtualized), marks for violations, repairs and inbox, and the selected event. */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import type { ViewData, ViolationView } from '../data/types.ts'
+import type { CompactionView, ViewData, ViolationView } from '../data/types.ts'
 import { eventSummary } from './format.ts'
 import { VirtualList } from './virtual-list.tsx'
 
@@ -13,7 +13,7 @@ export interface EventPanelProps {
 }
 
 /** Which events the list shows. */
-type Filter = 'all' | 'inbox' | 'violations' | 'repairs'
+type Filter = 'all' | 'inbox' | 'violations' | 'repairs' | 'compactions'
 
 function indicesFor(data: ViewData, filter: Filter): readonly number[] | undefined {
   switch (filter) {
@@ -23,6 +23,12 @@ function indicesFor(data: ViewData, filter: Filter): readonly number[] | undefin
       return [...data.inbox, ...data.injected].sort((a, b) => a - b)
     case 'repairs':
       return data.repairs
+    case 'compactions':
+      return data.compactions.flatMap((c) => [
+        c.start,
+        ...c.replaces,
+        ...(c.end === undefined ? [] : [c.end]),
+      ])
     case 'violations':
       return [...new Set(data.violations.flatMap((v) => (v.index === undefined ? [] : [v.index])))].sort(
         (a, b) => a - b,
@@ -52,6 +58,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
       repairs: new Set(data.repairs),
       inbox: new Set(data.inbox),
       injected: new Set(data.injected),
+      compactionAt: new Map(data.compactions.map((c) => [c.start, c])),
     }
   }, [data])
   const t0 = data.events[0]?.time ?? 0
@@ -75,6 +82,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
         <span class="summary">
           {marks.repairs.has(i) ? '[repair] ' : ''}
           {marks.injected.has(i) ? '[injected] ' : ''}
+          {marks.compactionAt.has(i) ? '[compaction] ' : ''}
           {marks.violationsAt.has(i) ? '⚠ ' : ''}
           {eventSummary(event)}
         </span>
@@ -86,7 +94,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
   return (
     <div class="events">
       <div class="filters">
-        {(['all', 'inbox', 'violations', 'repairs'] as const).map((f) => (
+        {(['all', 'inbox', 'violations', 'repairs', 'compactions'] as const).map((f) => (
           <button
             type="button"
             key={f}
@@ -114,6 +122,7 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
               seq {event.seq} · {event.type}
               {marks.repairs.has(selected ?? -1) ? ' · repair closer' : ''}
             </h3>
+            <CompactionNote view={marks.compactionAt.get(selected ?? -1)} />
             {here.map((v) => (
               <div class="violation-note" data-testid="violation-note" key={v.message}>
                 {v.check}: {v.message}
@@ -123,6 +132,21 @@ export function EventPanel({ data, selected, scrollTo, onEvent }: EventPanelProp
           </>
         )}
       </div>
+    </div>
+  )
+}
+
+/** What a compaction did, shown on its `compaction/start` event. */
+function CompactionNote({ view }: { readonly view: CompactionView | undefined }) {
+  if (view === undefined) return null
+  const after = view.tokensAfter === undefined ? '?' : String(view.tokensAfter)
+  return (
+    <div class="compaction-note" data-testid="compaction-note">
+      {view.id}: {view.strategy} ({view.trigger}) · {view.outcome ?? 'open'}
+      {view.repaired === true ? ' (repaired)' : ''} · replaced {view.replaced} message(s) with{' '}
+      {view.replaces.length} · tokens {view.tokensBefore} → {after}
+      {view.reason === undefined ? '' : ` · ${view.reason}`}
+      {view.summary === undefined ? null : <pre>{view.summary}</pre>}
     </div>
   )
 }

@@ -1,6 +1,7 @@
 /** Builds the page's view model from a session log. */
 import type { SessionEvent } from 'dsh-session'
 import { inboxEvents, injectedMessages, repairClosers, violations } from './annotations.ts'
+import { compactionViews } from './compactions.ts'
 import { requestViews } from './requests.ts'
 import { timeline } from './timeline.ts'
 import type { RequestView, ViewData } from './types.ts'
@@ -34,6 +35,7 @@ export function buildViewData(input: {
     repairs: repairClosers(events),
     inbox: inboxEvents(events),
     injected: injectedMessages(events),
+    compactions: compactionViews(events),
     ...(reconstructionError === undefined ? {} : { reconstructionError }),
     ...(input.tornLine === undefined ? {} : { tornLine: input.tornLine }),
   }

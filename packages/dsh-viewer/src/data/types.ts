@@ -111,6 +111,30 @@ export interface TurnView {
   readonly steps: readonly StepView[]
 }
 
+/** One compaction (dsh-compaction): what it replaced, its summary, and the tokens before and after. */
+export interface CompactionView {
+  readonly id: string
+  /** Index of its `compaction/start` event. */
+  readonly start: number
+  /** Index of its `compaction/end` event (absent while it is open). */
+  readonly end?: number
+  readonly trigger: string
+  readonly strategy: string
+  /** The estimated tokens of the next request before, and after when it completed. */
+  readonly tokensBefore: number
+  readonly tokensAfter?: number
+  /** How many surface replaces it announced, and the indices of those written. */
+  readonly announced: number
+  readonly replaces: readonly number[]
+  /** How many surface messages the replaces stood in for. */
+  readonly replaced: number
+  /** The summary text (summarize only). */
+  readonly summary?: string
+  readonly outcome?: string
+  readonly reason?: string
+  readonly repaired?: boolean
+}
+
 /** What an event is marked with in the event list. */
 export type EventMark = 'violation' | 'repair' | 'inbox' | 'injected'
 
@@ -135,6 +159,8 @@ export interface ViewData {
   readonly inbox: readonly number[]
   /** Indices of `user/message` events that did not come through the inbox (injections, contexts). */
   readonly injected: readonly number[]
+  /** The compactions of the log (dsh-compaction), in order. */
+  readonly compactions: readonly CompactionView[]
   /** Set when the requests could not be reconstructed (the log is too broken); the rest still shows. */
   readonly reconstructionError?: string
   /** The file's final line, when it was torn and skipped (as a storage load would cut it off). */
