@@ -75,7 +75,7 @@ export class SurfaceFold {
   projected = 0
 
   /** Projects the events not seen yet and returns the surface: a frozen array, reused while unchanged. */
-  derive(events: readonly SessionEvent[]): readonly Message[] {
+  derive(events: readonly (SessionEvent | ChunkRun)[]): readonly Message[] {
     return this.history(events).toArray()
   }
 
@@ -83,7 +83,7 @@ export class SurfaceFold {
    * Projects the events not seen yet and returns the surface as an O(1) view (the same object
    * while unchanged); its `toArray()` is what `derive` returns.
    */
-  history(events: readonly SessionEvent[]): HistoryView {
+  history(events: readonly (SessionEvent | ChunkRun)[]): HistoryView {
     for (let i = this.next; i < events.length; i++) {
       const event = events[i]
       // A live log's evicted chunk runs (never surface events) are skipped undecoded.

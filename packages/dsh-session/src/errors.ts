@@ -50,6 +50,8 @@ export const SessionErrorCode = {
   UNKNOWN_PROJECTION: 'UNKNOWN_PROJECTION',
   /** An event type defined twice with `defineSessionEvent`. */
   DUPLICATE_EVENT_TYPE: 'DUPLICATE_EVENT_TYPE',
+  /** A `defineSessionEvent` declaration the catalog cannot honour (e.g. a package surface type). */
+  INVALID_DEFINITION: 'INVALID_DEFINITION',
 } as const
 
 /** One of the session layer's error codes. */

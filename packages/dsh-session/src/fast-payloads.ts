@@ -138,34 +138,30 @@ function isInboxSplice(value: unknown): boolean {
   )
 }
 
-/** Fast checks of core payloads, by event type. Types without one always go to zod. */
-export const fastPayloadChecks: ReadonlyMap<string, FastCheck> = new Map<string, FastCheck>([
-  ['assistant/chunk', (v) => isRecord(v) && isTurnStep(v) && isStreamChunk(v.chunk)],
-  ['step/start', (v) => isRecord(v) && isTurnStep(v)],
-  ['step/end', (v) => isRecord(v) && isTurnStep(v)],
-  [
-    'tool/call',
-    (v) => isRecord(v) && isTurnStep(v) && isNonEmpty(v.callId) && isString(v.name) && isString(v.arguments),
-  ],
-  [
-    'assistant/message',
-    (v) =>
-      isRecord(v) &&
-      isTurnStep(v) &&
-      isAssistantMessage(v.message) &&
-      optional(v.usage, isUsage) &&
-      optional(v.interrupted, (x) => typeof x === 'boolean'),
-  ],
-  [
-    'tool/result',
-    (v) => isRecord(v) && isTurnStep(v) && isToolResultMessage(v.message) && optional(v.error, isToolError),
-  ],
-  ['user/message', isUserMessage],
-  ['turn/start', (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger)],
-  ['turn/end', (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason)],
-  ['request/header', (v) => isRecord(v) && isRequestHeader(v.header) && isHeaderReason(v.reason)],
-  ['agent/inbox/spliced', isInboxSplice],
-])
+/**
+ * Fast checks of core payloads, by event type (the catalog in `schemas.ts` attaches each to its
+ * type). Types without one always go to zod.
+ */
+export const fastPayloadChecks = {
+  'assistant/chunk': (v) => isRecord(v) && isTurnStep(v) && isStreamChunk(v.chunk),
+  'step/start': (v) => isRecord(v) && isTurnStep(v),
+  'step/end': (v) => isRecord(v) && isTurnStep(v),
+  'tool/call': (v) =>
+    isRecord(v) && isTurnStep(v) && isNonEmpty(v.callId) && isString(v.name) && isString(v.arguments),
+  'assistant/message': (v) =>
+    isRecord(v) &&
+    isTurnStep(v) &&
+    isAssistantMessage(v.message) &&
+    optional(v.usage, isUsage) &&
+    optional(v.interrupted, (x) => typeof x === 'boolean'),
+  'tool/result': (v) =>
+    isRecord(v) && isTurnStep(v) && isToolResultMessage(v.message) && optional(v.error, isToolError),
+  'user/message': isUserMessage,
+  'turn/start': (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger),
+  'turn/end': (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason),
+  'request/header': (v) => isRecord(v) && isRequestHeader(v.header) && isHeaderReason(v.reason),
+  'agent/inbox/spliced': isInboxSplice,
+} as const satisfies Record<string, FastCheck>
 
 /** `surfaceMetaSchema`. */
 export function isSurfaceMeta(value: unknown): boolean {

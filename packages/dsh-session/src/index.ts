@@ -18,9 +18,12 @@ export { SessionProjectionRegistry } from './projections.ts'
 export { interruptedTurnClosers, RepairErrorCode } from './repair.ts'
 export { composeRequest, type RequestExtras } from './request.ts'
 export {
+  coreEventCatalog,
   defineSessionEvent,
+  type SessionEventDeclaration,
   type SessionEventDefinition,
   sessionEventDefinition,
+  sessionEventTypes,
   validateEvent,
 } from './schemas.ts'
 export { snapshotJson } from './snapshot.ts'

@@ -21,6 +21,15 @@ import { type AdjacencyProblem, ToolAdjacency } from '../grammar/tool-adjacency.
  * checks a session applies (the range lies in the history, `sourceEventSeqs` lists every shadowed
  * node's seq, all earlier than the event).
  */
+/** A log read one event at a time (a live session: `session.eventAt`), without taking a snapshot. */
+export interface EventReader {
+  eventAt(seq: number): SessionEvent | undefined
+}
+
+function isEventArray(events: readonly SessionEvent[] | EventReader): events is readonly SessionEvent[] {
+  return Array.isArray(events)
+}
+
 export class RequestFold {
   private nodes: Message[] = []
   private nodeSeqs: number[] = []
@@ -74,10 +83,11 @@ export class RequestFold {
    * at is no longer where it was (the array given is not the log it folded), it starts over from seq 0.
    * Throws what `push` throws; the fold then stays before the offending event.
    */
-  advance(events: readonly SessionEvent[], to: number): void {
-    if (this.next > 0 && events[this.next - 1] !== this.lastEvent) this.restart()
+  advance(events: readonly SessionEvent[] | EventReader, to: number): void {
+    const at = isEventArray(events) ? (seq: number) => events[seq] : (seq: number) => events.eventAt(seq)
+    if (this.next > 0 && at(this.next - 1) !== this.lastEvent) this.restart()
     for (let i = this.next; i < to; i++) {
-      const event = events[i]
+      const event = at(i)
       if (event !== undefined) this.push(event)
     }
   }
