@@ -1,5 +1,6 @@
 /**
  * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres |
+ * --only reconstruct |
  * --only instructions [--long]]`:
  * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
  * `--quick`, `--only loop` and `--only jsonl` exit 1 when a regression bound is violated (`--only
@@ -49,6 +50,16 @@ async function main(argv: readonly string[]): Promise<number> {
     const rows = await scaleScenario(FULL.scaleAgents, FULL.scaleSteps, FULL.scaleRuns)
     process.stdout.write(`${table(rows)}\n`)
     return 0
+  }
+  if (only === 'reconstruct') {
+    // Offline request reconstruction at two sizes (time, peak RSS, growth exponent).
+    const { reconstructScenario } = await import('./scenarios/reconstruct.ts')
+    const { table } = await import('./report.ts')
+    const rows = await reconstructScenario([25_000, 100_000], 3, (message) =>
+      process.stderr.write(`${message}\n`),
+    )
+    process.stdout.write(`${table(rows)}\n`)
+    return rows.every((entry) => entry.met !== false) ? 0 : 1
   }
   if (only === 'backpressure') {
     // The full suite's backpressure rows alone (200 MiB behind a stalled sync, fresh processes).

@@ -8,6 +8,7 @@ import type { Message } from 'dsh-llm'
 import {
   canonicalHeader,
   type HeaderState,
+  type HistoryView,
   SessionError,
   type SessionEvent,
   surfaceMessage,
@@ -32,6 +33,8 @@ function isEventArray(events: readonly SessionEvent[] | EventReader): events is 
 
 export class RequestFold {
   private nodes: Message[] = []
+  /** A `historyView()` over the current `nodes` array is out: copy the array before a replace. */
+  private shared = false
   private nodeSeqs: number[] = []
   private latest: HeaderState | undefined
   private lastEvent: SessionEvent | undefined
@@ -59,6 +62,16 @@ export class RequestFold {
    */
   get history(): readonly Message[] {
     return this.nodes
+  }
+
+  /**
+   * The history as it is now, as an O(1) view: consecutive views share one backing array (the fold
+   * only appends to it; a replace copies it first while a view is out), so views of every request of
+   * a log take memory linear in the log. `toArray()` builds a new frozen array on each call.
+   */
+  historyView(): HistoryView {
+    this.shared = true
+    return new HistoryPrefix(this.nodes, this.nodes.length)
   }
 
   /** The tool calls of the history's last assistant message still waiting for a result, in model order. */
@@ -143,6 +156,10 @@ export class RequestFold {
         invalid(event, `shadows surface node ${i} (seq ${nodeSeq}) but sourceEventSeqs does not list it`)
       }
     }
+    if (this.shared) {
+      this.nodes = this.nodes.slice()
+      this.shared = false
+    }
     this.nodes.splice(start, end - start, message)
     this.nodeSeqs.splice(start, end - start, event.seq)
     this.refolds++
@@ -156,6 +173,7 @@ export class RequestFold {
 
   private restart(): void {
     this.nodes = []
+    this.shared = false
     this.nodeSeqs = []
     this.latest = undefined
     this.lastEvent = undefined
@@ -171,4 +189,19 @@ function invalid(event: SessionEvent, problem: string): never {
     eventType: event.type,
     seq: event.seq,
   })
+}
+
+/** `[0, length)` of a backing array the fold never changes below `length` while the view is out. */
+class HistoryPrefix implements HistoryView {
+  readonly #backing: readonly Message[]
+  readonly length: number
+
+  constructor(backing: readonly Message[], length: number) {
+    this.#backing = backing
+    this.length = length
+  }
+
+  toArray(): readonly Message[] {
+    return Object.freeze(this.#backing.slice(0, this.length))
+  }
 }
