@@ -27,7 +27,7 @@ export {
   validateEvent,
 } from './schemas.ts'
 export { snapshotJson } from './snapshot.ts'
-export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
+export { decodeHeader as decodeSessionFileHeader, SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'
 export {
