@@ -25,13 +25,14 @@ export {
   userText,
 } from './messages.ts'
 export { emitContained } from './notify.ts'
-export type {
-  JsonSchema,
-  LlmAdapter,
-  LlmCallConfig,
-  LlmRequest,
-  ReasoningEffort,
-  ToolSchema,
+export {
+  type JsonSchema,
+  type LlmAdapter,
+  type LlmCallConfig,
+  type LlmRequest,
+  REASONING_EFFORTS,
+  type ReasoningEffort,
+  type ToolSchema,
 } from './request.ts'
 export {
   currentLoopStep,

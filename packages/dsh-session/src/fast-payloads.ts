@@ -5,6 +5,7 @@
  * defect. So validation rejects exactly what zod rejects, and zod's slow paths (the open unions'
  * `superRefine`) run only for unusual values.
  */
+import { REASONING_EFFORTS } from 'dsh-llm'
 import {
   isAssistantMessage,
   isCount,
@@ -96,7 +97,7 @@ function isMessage(value: unknown): boolean {
 }
 
 function isEffort(value: unknown): boolean {
-  return value === 'low' || value === 'medium' || value === 'high'
+  return (REASONING_EFFORTS as readonly unknown[]).includes(value)
 }
 
 function isCallConfig(value: unknown): boolean {

@@ -1,4 +1,4 @@
-export { foldMessages, surfaceMessage, surfaceProjectionCount } from './derive.ts'
+export { foldMessages, replaceProblem, surfaceMessage, surfaceProjectionCount } from './derive.ts'
 export { SessionError, SessionErrorCode, type SessionErrorWhere } from './errors.ts'
 export { isUserMessage } from './fast-blocks.ts'
 export { forkSeed } from './fork.ts'

@@ -9,6 +9,7 @@ import {
   canonicalHeader,
   type HeaderState,
   type HistoryView,
+  replaceProblem,
   SessionError,
   type SessionEvent,
   surfaceMessage,
@@ -142,20 +143,9 @@ export class RequestFold {
       return
     }
     if (surface.op !== 'replace') return
-    const { start, end, sourceEventSeqs } = surface
-    if (!(start <= end && end <= this.nodes.length)) {
-      invalid(event, `replaces [${start}, ${end}) outside the surface of ${this.nodes.length} messages`)
-    }
-    const listed = new Set(sourceEventSeqs)
-    for (const source of listed) {
-      if (source >= event.seq) invalid(event, `lists source seq ${source}, which is not an earlier event`)
-    }
-    for (let i = start; i < end; i++) {
-      const nodeSeq = this.nodeSeqs[i]
-      if (nodeSeq !== undefined && !listed.has(nodeSeq)) {
-        invalid(event, `shadows surface node ${i} (seq ${nodeSeq}) but sourceEventSeqs does not list it`)
-      }
-    }
+    const { start, end } = surface
+    const problem = replaceProblem(surface, this.nodeSeqs, event.seq)
+    if (problem !== undefined) invalid(event, problem)
     if (this.shared) {
       this.nodes = this.nodes.slice()
       this.shared = false
