@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Generates docs/reference/events.md from the event declarations in the packages' source: every
 // member of cordis's `Events` interface declared inside `declare module 'cordis'` blocks, and every
-// member of `SessionEventMap`. With --check it exits 1 when the committed file is out of date.
+// member of `SessionEventMap` with its placement and surface flag from the session event catalog
+// (`coreEventCatalog` in dsh-session, `defineSessionEvent(type, {...})` calls in any package).
+// With --check it exits 1 when the committed file is out of date.
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import ts from 'typescript'
@@ -42,12 +44,54 @@ function memberName(member, source) {
 
 const cordisEvents = []
 const sessionEvents = []
+/** The catalog's traits by session event type: { placement, surface }. */
+const catalog = new Map()
+
+/** The `placement` (or older `enclosure`) and `surface` literals of a catalog declaration object. */
+function declarationTraits(object) {
+  const traits = { placement: 'anywhere', surface: false }
+  for (const property of object.properties) {
+    if (!ts.isPropertyAssignment(property) || !property.name) continue
+    const key = property.name.getText()
+    const value = property.initializer
+    if ((key === 'placement' || key === 'enclosure') && ts.isStringLiteral(value)) {
+      if (key === 'placement' || traits.placement === 'anywhere') traits.placement = value.text
+    }
+    if (key === 'surface') traits.surface = value.kind === ts.SyntaxKind.TrueKeyword
+  }
+  return traits
+}
+
+/** Reads catalog declarations: the core table's entries and `defineSessionEvent('type', {...})` calls. */
+function visitCatalog(node) {
+  if (ts.isVariableDeclaration(node) && node.name.getText() === 'coreEventCatalog') {
+    let init = node.initializer
+    while (init && (ts.isSatisfiesExpression(init) || ts.isAsExpression(init))) init = init.expression
+    if (init && ts.isObjectLiteralExpression(init)) {
+      for (const entry of init.properties) {
+        if (!ts.isPropertyAssignment(entry) || !ts.isObjectLiteralExpression(entry.initializer)) continue
+        const name = ts.isStringLiteral(entry.name) ? entry.name.text : entry.name.getText()
+        catalog.set(name, declarationTraits(entry.initializer))
+      }
+    }
+  }
+  if (ts.isCallExpression(node) && node.expression.getText() === 'defineSessionEvent') {
+    const [type, declaration] = node.arguments
+    if (type && ts.isStringLiteral(type) && declaration && ts.isObjectLiteralExpression(declaration)) {
+      catalog.set(type.text, declarationTraits(declaration))
+    }
+  }
+  ts.forEachChild(node, visitCatalog)
+}
 const packagesDir = join(root, 'packages')
 for (const pkg of readdirSync(packagesDir).sort()) {
   const srcDir = join(packagesDir, pkg, 'src')
   if (!existsSync(srcDir)) continue
   for (const file of sourceFiles(srcDir).sort()) {
     const text = readFileSync(file, 'utf8')
+    if (text.includes('coreEventCatalog =') || text.includes('defineSessionEvent(')) {
+      visitCatalog(ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true))
+    }
     if (!text.includes('interface Events') && !text.includes('interface SessionEventMap')) continue
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
     const visit = (node, inCordis) => {
@@ -99,7 +143,9 @@ const lines = [
   'each says its dispatch mode: `waterfall` listeners receive `(payload..., next)` and return the result',
   '(first registered is outermost), `serial` listeners are awaited in order, `emit` notifications are',
   "contained (a throwing listener does not stop the others). **Session events** are the durable log's",
-  'entries (`session.append(type, data)`); their payloads are listed here.',
+  'entries (`session.append(type, data)`); their payloads are listed here, with where each may stand',
+  '(`anywhere`, only inside an open `turn`, or only inside the open `step` it names) and whether it adds',
+  "a message to the model's surface, as the session event catalog declares them.",
   '',
   '## Cordis events',
   '',
@@ -116,11 +162,16 @@ lines.push(
   '',
   '## Session events',
   '',
-  '| type | payload | package | what it is |',
-  '| --- | --- | --- | --- |',
+  '| type | placement | surface | payload | package | what it is |',
+  '| --- | --- | --- | --- | --- | --- |',
 )
 for (const e of sessionEvents.sort((a, b) => a.name.localeCompare(b.name))) {
-  lines.push(`| \`${e.name}\` | \`${cell(e.signature)}\` | ${e.pkg} | ${cell(e.doc.text)} |`)
+  const traits = catalog.get(e.name)
+  const placement = traits ? traits.placement : 'not in the catalog'
+  const surface = traits?.surface ? 'yes' : 'no'
+  lines.push(
+    `| \`${e.name}\` | ${placement} | ${surface} | \`${cell(e.signature)}\` | ${e.pkg} | ${cell(e.doc.text)} |`,
+  )
 }
 lines.push('')
 const generated = lines.join('\n')

@@ -1,5 +1,6 @@
 /**
  * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres |
+ * --only reconstruct |
  * --only instructions [--long] | --only peers] [--beside <node>]`:
  * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
  * `--beside <node>` also runs the tool loop's peers and baselines, and scale, on that Node executable
@@ -52,6 +53,16 @@ async function main(argv: readonly string[]): Promise<number> {
     const rows = await scaleScenario(FULL.scaleAgents, FULL.scaleSteps, FULL.scaleRuns)
     process.stdout.write(`${table(rows)}\n`)
     return 0
+  }
+  if (only === 'reconstruct') {
+    // Offline request reconstruction at two sizes (time, peak RSS, growth exponent).
+    const { reconstructScenario } = await import('./scenarios/reconstruct.ts')
+    const { table } = await import('./report.ts')
+    const rows = await reconstructScenario([25_000, 100_000], 3, (message) =>
+      process.stderr.write(`${message}\n`),
+    )
+    process.stdout.write(`${table(rows)}\n`)
+    return rows.every((entry) => entry.met !== false) ? 0 : 1
   }
   if (only === 'backpressure') {
     // The full suite's backpressure rows alone (200 MiB behind a stalled sync, fresh processes).

@@ -1,7 +1,8 @@
 /** The call options of `create`/`resume`, checked before anything is created. */
+import { REASONING_EFFORTS } from 'dsh-llm'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
 
-const EFFORTS = ['low', 'medium', 'high'] as const
+const EFFORTS = REASONING_EFFORTS
 
 function invalid(where: string, problem: string): AgentLoopError {
   return new AgentLoopError(AgentLoopErrorCode.INVALID_OPTIONS, `${where}: ${problem}`)

@@ -33,14 +33,13 @@ export interface TurnResult {
  * is the last turn event). Scans backwards from the end to the turn's `turn/start`.
  */
 export function readTurnResult(session: Session, turn: number, stopReason: TurnEndReason): TurnResult {
-  const events = session.events
   let message: AssistantMessage | undefined
   let steps = 0
   let input = 0
   let output = 0
   const extra: { cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number } = {}
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]
+  for (let i = session.seq - 1; i >= 0; i--) {
+    const event = session.eventAt(i)
     if (event === undefined) break
     if (event.type === 'turn/start' && event.data.turn === turn) break
     if (event.type === 'step/start' && event.data.turn === turn) steps++

@@ -47,6 +47,7 @@ export type {
   ReasoningEffort,
   ToolSchema,
 } from './request.ts'
+export { REASONING_EFFORTS } from './request.ts'
 export {
   currentLoopStep,
   type LoopRequestMark,

@@ -2,8 +2,14 @@ import type { SessionId } from './ids.ts'
 import type { Message } from './messages.ts'
 import type { StreamChunk } from './stream.ts'
 
+/**
+ * Every `ReasoningEffort`, in increasing order: the one list the session schemas, the fast payload
+ * checks and the agent loop's option check read.
+ */
+export const REASONING_EFFORTS = Object.freeze(['low', 'medium', 'high'] as const)
+
 /** How much the model should think before answering, where the provider supports it. */
-export type ReasoningEffort = 'low' | 'medium' | 'high'
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number]
 
 /**
  * Prompt caching. `breakpoints: 'auto'` asks an adapter that supports explicit cache breakpoints

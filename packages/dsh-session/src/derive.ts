@@ -75,7 +75,7 @@ export class SurfaceFold {
   projected = 0
 
   /** Projects the events not seen yet and returns the surface: a frozen array, reused while unchanged. */
-  derive(events: readonly SessionEvent[]): readonly Message[] {
+  derive(events: readonly (SessionEvent | ChunkRun)[]): readonly Message[] {
     return this.history(events).toArray()
   }
 
@@ -83,7 +83,7 @@ export class SurfaceFold {
    * Projects the events not seen yet and returns the surface as an O(1) view (the same object
    * while unchanged); its `toArray()` is what `derive` returns.
    */
-  history(events: readonly SessionEvent[]): HistoryView {
+  history(events: readonly (SessionEvent | ChunkRun)[]): HistoryView {
     for (let i = this.next; i < events.length; i++) {
       const event = events[i]
       // A live log's evicted chunk runs (never surface events) are skipped undecoded.
@@ -107,24 +107,8 @@ export class SurfaceFold {
       this.fail(type, seq, 'carries surface metadata but contributes no message to the surface')
     }
     if (surface.op !== 'replace') return
-    const { start, end, sourceEventSeqs } = surface
-    if (!(start <= end && end <= this.nodes.length)) {
-      this.fail(type, seq, `replaces [${start}, ${end}) outside the surface of ${this.nodes.length} messages`)
-    }
-    const listed = new Set(sourceEventSeqs)
-    for (const source of listed) {
-      if (source >= seq) this.fail(type, seq, `lists source seq ${source}, which is not an earlier event`)
-    }
-    for (let i = start; i < end; i++) {
-      const nodeSeq = this.nodeSeqs[i]
-      if (nodeSeq !== undefined && !listed.has(nodeSeq)) {
-        this.fail(
-          type,
-          seq,
-          `shadows surface node ${i} (seq ${nodeSeq}) but sourceEventSeqs does not list it`,
-        )
-      }
-    }
+    const problem = replaceProblem(surface, this.nodeSeqs, seq)
+    if (problem !== undefined) this.fail(type, seq, problem)
   }
 
   private project(event: SessionEvent): void {
@@ -150,6 +134,34 @@ export class SurfaceFold {
   private fail(type: string, seq: number, problem: string): never {
     throw new SessionError('INVALID_SURFACE', `${type} at seq ${seq} ${problem}`, { eventType: type, seq })
   }
+}
+
+/**
+ * The surface `replace` rule, shared by every fold of the surface (the live one and the invariants'
+ * own): what is wrong with `replace` at `seq` over a surface whose nodes came from `nodeSeqs` (one
+ * seq per node), or `undefined` when it fits — the range lies within the surface, every listed source
+ * is an earlier event, and every shadowed node's seq is listed.
+ */
+export function replaceProblem(
+  replace: { readonly start: number; readonly end: number; readonly sourceEventSeqs: readonly number[] },
+  nodeSeqs: readonly number[],
+  seq: number,
+): string | undefined {
+  const { start, end, sourceEventSeqs } = replace
+  if (!(start <= end && end <= nodeSeqs.length)) {
+    return `replaces [${start}, ${end}) outside the surface of ${nodeSeqs.length} messages`
+  }
+  const listed = new Set(sourceEventSeqs)
+  for (const source of listed) {
+    if (source >= seq) return `lists source seq ${source}, which is not an earlier event`
+  }
+  for (let i = start; i < end; i++) {
+    const nodeSeq = nodeSeqs[i]
+    if (nodeSeq !== undefined && !listed.has(nodeSeq)) {
+      return `shadows surface node ${i} (seq ${nodeSeq}) but sourceEventSeqs does not list it`
+    }
+  }
+  return undefined
 }
 
 /**

@@ -3,16 +3,7 @@
  * rules without changing anything; `apply` advances the state for an event that was committed.
  */
 import { SessionError } from './errors.ts'
-import type { EventEnclosure, OpenTurnState } from './types.ts'
-
-/** Types whose payload carries `{turn, step}` of the step they belong to; they need that step open. */
-const STEP_MEMBERS = new Set([
-  'assistant/chunk',
-  'assistant/message',
-  'tool/call',
-  'tool/result',
-  'request/retry',
-])
+import type { EventPlacement, OpenTurnState } from './types.ts'
 
 interface TurnStepData {
   readonly turn?: unknown
@@ -20,11 +11,12 @@ interface TurnStepData {
 }
 
 /**
- * Tracks the open turn and step. Rules: an `enclosure: 'turn'` event needs an open turn; `turn/start`
+ * Tracks the open turn and step. Rules (placements from the event catalog): a `turn` event needs an
+ * open turn; `turn/start`
  * only between turns, numbered `lastTurn + 1`; `step/start` only with no step open, numbered
  * `lastStep + 1` within the turn; `step/end` and `turn/end` must match the open step/turn, and a
- * `turn/end` with a step still open is refused; step members (`assistant/*`, `tool/*`, `request/retry`) need the open
- * step and must name it.
+ * `turn/end` with a step still open is refused; `step` events (`assistant/*`, `tool/*`, `request/retry`)
+ * need the open step and must name it.
  */
 export class EnclosureTracker {
   private last = 0
@@ -44,7 +36,7 @@ export class EnclosureTracker {
   }
 
   /** Throws `SessionError` `ENCLOSURE` (naming type, seq and the rule) if the event may not stand here. */
-  check(type: string, data: unknown, seq: number, enclosure: EventEnclosure): void {
+  check(type: string, data: unknown, seq: number, placement: EventPlacement): void {
     const { turn, step } = data as TurnStepData
     // The most common event, first: a chunk naming the open step (what `requireStep` accepts).
     if (type === 'assistant/chunk' && this.step !== undefined && step === this.step && turn === this.turn)
@@ -72,8 +64,8 @@ export class EnclosureTracker {
         this.requireStep(type, seq, turn, step)
         return
     }
-    if (STEP_MEMBERS.has(type)) this.requireStep(type, seq, turn, step)
-    else if (enclosure === 'turn' && this.turn === undefined) {
+    if (placement === 'step') this.requireStep(type, seq, turn, step)
+    else if (placement === 'turn' && this.turn === undefined) {
       this.fail(type, seq, `needs an open turn; the log is between turns`)
     }
   }

@@ -59,6 +59,8 @@ export const SessionErrorCode = {
   DUPLICATE_EVENT_TYPE: 'DUPLICATE_EVENT_TYPE',
   /** A repair closer key registered twice with `registerRepairCloser`. */
   DUPLICATE_REPAIR_CLOSER: 'DUPLICATE_REPAIR_CLOSER',
+  /** A `defineSessionEvent` declaration the catalog cannot honour (e.g. a package surface type). */
+  INVALID_DEFINITION: 'INVALID_DEFINITION',
 } as const
 
 /** One of the session layer's error codes. */

@@ -1,10 +1,8 @@
 /**
- * The array a session keeps its events in, as callers see it through `session.events`: reading is a
- * plain array's, but every in-place mutator throws, so a caller cannot reorder, drop or add events
- * behind the log's back. Arrays derived from it (`slice`, `map`, `filter`) are plain arrays.
- *
- * Once a step's `assistant/message` is added, its chunk events are folded into a `ChunkRun` (see
- * `chunk-runs.ts`); `view()` decodes them on every read, so callers still see every event.
+ * The array a session keeps its events in. Once a step's `assistant/message` is added, its chunk
+ * events are folded into a `ChunkRun` (see `chunk-runs.ts`); `at` and `snapshot` decode them, so
+ * callers still see every event. Callers never get this array itself: `session.events` is a frozen
+ * snapshot (`snapshot()`), a plain array that `structuredClone` copies.
  */
 import { ChunkRun, isPlainChunk, type LogEntry, MIN_RUN } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
@@ -20,39 +18,77 @@ function refuse(method: string): never {
 }
 
 /** A session's committed events. Only the owning session appends, through `add`. */
-export class EventLog extends Array<SessionEvent> {
+export class EventLog {
+  /** Slot i holds seq i: the event, or the run its chunk event was folded into. */
+  private readonly entries: LogEntry[] = []
+  /** The last snapshot handed out, while a caller holds it (a prefix the next one copies). */
+  private last: WeakRef<FrozenEvents> | undefined
+
+  /** The raw slots, runs undecoded (for folds that skip chunk events, like the surface). */
+  get raw(): readonly LogEntry[] {
+    return this.entries
+  }
+
+  /** How many events the log holds. */
+  get length(): number {
+    return this.entries.length
+  }
+
+  /**
+   * Appends a committed event (the owning session's path). An `assistant/message` folds the chunk
+   * events of its step right before it (see `evictChunksBefore`) into one `ChunkRun`.
+   * `canonical`: the event is an `assistant/chunk` whose payload `snapshotChunkData` built, so its
+   * keys need no checking. The log tracks the run as events arrive, so the fold neither scans back
+   * nor re-checks keys.
+   */
+  add(event: SessionEvent, canonical = false): void {
+    const entries = this.entries
+    const index = entries.length
+    entries[index] = event
+    if (event.type === 'assistant/chunk') this.#run.extend(event, index, canonical)
+    else if (event.type === 'assistant/message') this.#run.fold(entries, event, index)
+  }
+
+  readonly #run = new TrailingRun()
+
+  /** The event of `seq`, a folded chunk rebuilt (equal to the committed one); undefined past the end. */
+  at(seq: number): SessionEvent | undefined {
+    const entry = this.entries[seq]
+    return entry instanceof ChunkRun ? entry.at(seq) : entry
+  }
+
+  /**
+   * Every committed event as a frozen plain array (mutator methods throw `READ_ONLY`): the same
+   * array while the log has not grown; after an append a new one, copying the previous snapshot if a
+   * caller still holds it and rebuilding only the folded chunk events it lacks. Held weakly, so an
+   * idle session keeps its chunks folded.
+   */
+  snapshot(): readonly SessionEvent[] {
+    const entries = this.entries
+    const previous = this.last?.deref()
+    if (previous !== undefined && previous.length === entries.length) return previous
+    const out = new FrozenEvents()
+    let seq = 0
+    if (previous !== undefined) for (; seq < previous.length; seq++) out[seq] = previous[seq] as SessionEvent
+    for (; seq < entries.length; seq++) {
+      const entry = entries[seq] as LogEntry
+      out[seq] = entry instanceof ChunkRun ? entry.at(seq) : entry
+    }
+    Object.freeze(out)
+    this.last = new WeakRef(out)
+    return out
+  }
+}
+
+/**
+ * What `session.events` returns: an array, frozen once filled, whose in-place mutators throw
+ * `READ_ONLY` naming the method (a frozen array alone would throw a bare TypeError). Derived arrays
+ * (`slice`, `map`, `filter`) are plain arrays.
+ */
+class FrozenEvents extends Array<SessionEvent> {
   static override get [Symbol.species](): ArrayConstructor {
     return Array
   }
-
-  /**
-   * Appends a committed event (the owning session's path; callers cannot reach it through the type).
-   * An `assistant/message` folds the chunk events of its step right before it (see
-   * `evictChunksBefore`) into one `ChunkRun`: from then on the raw slots hold runs, which only
-   * `view()` (and `eventAt`) decode. `canonical`: the event is an `assistant/chunk` whose payload
-   * `snapshotChunkData` built, so its keys need no checking. The log tracks the run as events
-   * arrive, so the fold neither scans back nor re-checks keys.
-   */
-  add(event: SessionEvent, canonical = false): void {
-    // An index store: about half the cost of `Array.prototype.push.call` on this subclass.
-    const index = this.length
-    this[index] = event
-    if (event.type === 'assistant/chunk') this.#run.extend(event, index, canonical)
-    else if (event.type === 'assistant/message') this.#run.fold(this as LogEntry[], event, index)
-  }
-
-  /** A private field, not a property: the log compares and iterates as a plain array of events. */
-  readonly #run = new TrailingRun()
-
-  /**
-   * The read-only array callers see: this log, with every slot a `ChunkRun` holds decoded into a
-   * frozen event equal to the one committed (a new object on each read: compare events by `seq`, not
-   * by identity). Mutators still throw `READ_ONLY`.
-   */
-  view(): readonly SessionEvent[] {
-    return new Proxy(this, DECODING) as readonly SessionEvent[]
-  }
-
   override push(): number {
     return refuse('push')
   }
@@ -116,30 +152,4 @@ class TrailingRun {
     const run = ChunkRun.of(entries, start, end, message)
     for (let i = start; i < end; i++) entries[i] = run
   }
-}
-
-/**
- * Proxy traps decoding `ChunkRun` slots (the slot's index is the event's seq), and refusing every
- * write that would reach the log without a method: index or `length` assignment, property
- * definition or deletion, a new prototype, freezing. A refused trap returns false, so the caller gets
- * what a frozen array gives: a TypeError in strict code (and from `Array.prototype` methods).
- */
-const refused = () => false
-const DECODING: ProxyHandler<EventLog> = {
-  set: refused,
-  defineProperty: refused,
-  deleteProperty: refused,
-  setPrototypeOf: refused,
-  preventExtensions: refused,
-  get(target, key) {
-    const value: unknown = (target as unknown as Record<PropertyKey, unknown>)[key]
-    return value instanceof ChunkRun ? value.at(Number(key)) : value
-  },
-  getOwnPropertyDescriptor(target, key) {
-    const descriptor = Reflect.getOwnPropertyDescriptor(target, key)
-    if (descriptor !== undefined && descriptor.value instanceof ChunkRun) {
-      descriptor.value = descriptor.value.at(Number(key))
-    }
-    return descriptor
-  },
 }

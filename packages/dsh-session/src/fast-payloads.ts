@@ -5,6 +5,7 @@
  * defect. So validation rejects exactly what zod rejects, and zod's slow paths (the open unions'
  * `superRefine`) run only for unusual values.
  */
+import { REASONING_EFFORTS } from 'dsh-llm'
 import {
   isAssistantMessage,
   isCount,
@@ -96,7 +97,7 @@ function isMessage(value: unknown): boolean {
 }
 
 function isEffort(value: unknown): boolean {
-  return value === 'low' || value === 'medium' || value === 'high'
+  return (REASONING_EFFORTS as readonly unknown[]).includes(value)
 }
 
 function isCallConfig(value: unknown): boolean {
@@ -140,34 +141,30 @@ function isInboxSplice(value: unknown): boolean {
   )
 }
 
-/** Fast checks of core payloads, by event type. Types without one always go to zod. */
-export const fastPayloadChecks: ReadonlyMap<string, FastCheck> = new Map<string, FastCheck>([
-  ['assistant/chunk', (v) => isRecord(v) && isTurnStep(v) && isStreamChunk(v.chunk)],
-  ['step/start', (v) => isRecord(v) && isTurnStep(v)],
-  ['step/end', (v) => isRecord(v) && isTurnStep(v)],
-  [
-    'tool/call',
-    (v) => isRecord(v) && isTurnStep(v) && isNonEmpty(v.callId) && isString(v.name) && isString(v.arguments),
-  ],
-  [
-    'assistant/message',
-    (v) =>
-      isRecord(v) &&
-      isTurnStep(v) &&
-      isAssistantMessage(v.message) &&
-      optional(v.usage, isUsage) &&
-      optional(v.interrupted, (x) => typeof x === 'boolean'),
-  ],
-  [
-    'tool/result',
-    (v) => isRecord(v) && isTurnStep(v) && isToolResultMessage(v.message) && optional(v.error, isToolError),
-  ],
-  ['user/message', isUserMessage],
-  ['turn/start', (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger)],
-  ['turn/end', (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason)],
-  ['request/header', (v) => isRecord(v) && isRequestHeader(v.header) && isHeaderReason(v.reason)],
-  ['agent/inbox/spliced', isInboxSplice],
-])
+/**
+ * Fast checks of core payloads, by event type (the catalog in `schemas.ts` attaches each to its
+ * type). Types without one always go to zod.
+ */
+export const fastPayloadChecks = {
+  'assistant/chunk': (v) => isRecord(v) && isTurnStep(v) && isStreamChunk(v.chunk),
+  'step/start': (v) => isRecord(v) && isTurnStep(v),
+  'step/end': (v) => isRecord(v) && isTurnStep(v),
+  'tool/call': (v) =>
+    isRecord(v) && isTurnStep(v) && isNonEmpty(v.callId) && isString(v.name) && isString(v.arguments),
+  'assistant/message': (v) =>
+    isRecord(v) &&
+    isTurnStep(v) &&
+    isAssistantMessage(v.message) &&
+    optional(v.usage, isUsage) &&
+    optional(v.interrupted, (x) => typeof x === 'boolean'),
+  'tool/result': (v) =>
+    isRecord(v) && isTurnStep(v) && isToolResultMessage(v.message) && optional(v.error, isToolError),
+  'user/message': isUserMessage,
+  'turn/start': (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger),
+  'turn/end': (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason),
+  'request/header': (v) => isRecord(v) && isRequestHeader(v.header) && isHeaderReason(v.reason),
+  'agent/inbox/spliced': isInboxSplice,
+} as const satisfies Record<string, FastCheck>
 
 /** `surfaceMetaSchema`. */
 export function isSurfaceMeta(value: unknown): boolean {

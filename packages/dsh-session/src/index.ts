@@ -1,4 +1,4 @@
-export { foldMessages, surfaceMessage, surfaceProjectionCount } from './derive.ts'
+export { foldMessages, replaceProblem, surfaceMessage, surfaceProjectionCount } from './derive.ts'
 export { SessionError, SessionErrorCode, type SessionErrorWhere } from './errors.ts'
 export { isUserMessage } from './fast-blocks.ts'
 export { forkSeed } from './fork.ts'
@@ -25,15 +25,18 @@ export {
 } from './repair-closers.ts'
 export { composeRequest, type RequestExtras } from './request.ts'
 export {
+  coreEventCatalog,
   defineSessionEvent,
+  type SessionEventDeclaration,
   type SessionEventDefinition,
   sessionEventDefinition,
+  sessionEventTypes,
   validateEvent,
 } from './schemas.ts'
 export { snapshotJson } from './snapshot.ts'
 export { checkBatch, storedPrefix } from './storage/batch-check.ts'
 export { bothFailures, errorChain } from './storage/failures.ts'
-export { SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
+export { decodeHeader as decodeSessionFileHeader, SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
 export { DEFAULT_DIR_MODE, DEFAULT_FILE_MODE } from './storage/jsonl/modes.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'

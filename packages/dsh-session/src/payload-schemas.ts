@@ -3,6 +3,7 @@
  * sources, finish and turn-end reasons, turn triggers) validate their known kinds and pass unknown
  * kinds through, so plugins that extend them by declaration merging still load.
  */
+import { REASONING_EFFORTS } from 'dsh-llm'
 import { z } from 'zod'
 
 const count = z.number().int().nonnegative()
@@ -172,7 +173,7 @@ export const requestHeaderSchema = z.object({
     model: z.string(),
     temperature: z.number().optional(),
     maxTokens: ordinal.optional(),
-    reasoningEffort: z.enum(['low', 'medium', 'high']).optional(),
+    reasoningEffort: z.enum(REASONING_EFFORTS).optional(),
     stop: z.array(z.string()).optional(),
     cachePolicy: cachePolicySchema,
   }),

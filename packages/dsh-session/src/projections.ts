@@ -88,7 +88,7 @@ export class SessionProjectionRegistry extends Service implements SessionProject
       throw new SessionError('UNKNOWN_PROJECTION', `no projection registered under ${key}`)
     }
     const entry = this.entry(registration, session)
-    this.advance(registration, session, entry, session.events.length)
+    this.advance(registration, session, entry, session.seq)
     if (entry.failure !== undefined) throw entry.failure
     return entry.state as S
   }
@@ -147,7 +147,7 @@ export class SessionProjectionRegistry extends Service implements SessionProject
   }
 
   private entry(registration: Registration, session: Session): ProjectionState {
-    return registration.states.get(session) ?? this.build(registration, session, session.events.length)
+    return registration.states.get(session) ?? this.build(registration, session, session.seq)
   }
 
   /** Folds events below `upTo` silently (existing history is not a change). */
@@ -158,9 +158,8 @@ export class SessionProjectionRegistry extends Service implements SessionProject
     try {
       entry.state = definition.init(session)
       definition.schema?.parse(entry.state)
-      const events = session.events
       for (; entry.upTo < upTo; entry.upTo++) {
-        const event = events[entry.upTo]
+        const event = session.eventAt(entry.upTo)
         if (event === undefined) break
         const next = definition.apply(entry.state, event, session)
         if (next !== entry.state) definition.schema?.parse(next)
@@ -173,9 +172,8 @@ export class SessionProjectionRegistry extends Service implements SessionProject
   }
 
   private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
-    const events = session.events
     while (entry.upTo < upTo && entry.failure === undefined) {
-      const event = events[entry.upTo]
+      const event = session.eventAt(entry.upTo)
       if (event === undefined) return
       this.fold(registration, session, entry, event)
     }

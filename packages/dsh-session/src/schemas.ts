@@ -1,6 +1,10 @@
 /**
- * The registry of event types: each known type has a payload schema and an enclosure rule. Core types
- * are predefined; packages add theirs with `defineSessionEvent`. Loaders validate through here.
+ * The session event catalog: every event type the log accepts is declared once here — its payload
+ * schema, the fast acceptance check (core types; pinned to the schema by a property test), where it
+ * may stand (`placement`) and whether it contributes to the model's surface. Session append, every
+ * storage backend's decode (`validateEvent`), the enclosure tracker, the invariants' log grammar and
+ * the generated event reference (`docs/reference/events.md`) all read it. Core types are declared in
+ * `coreEventCatalog`; packages add theirs with `defineSessionEvent`.
  */
 import { deepFreeze } from 'dsh-llm'
 import type { z } from 'zod'
@@ -8,64 +12,130 @@ import { SessionError } from './errors.ts'
 import { type FastCheck, fastPayloadChecks, isEnvelope } from './fast-payloads.ts'
 import { formatPath } from './path.ts'
 import { corePayloadSchemas, envelopeSchema } from './payload-schemas.ts'
-import type { EventEnclosure, SessionEvent } from './types.ts'
+import type { EventEnclosure, EventPlacement, SessionEvent } from './types.ts'
 
 /** What the log knows about one event type. */
 export interface SessionEventDefinition {
   /** Validates the payload (`data`). Only the verdict is used; the payload itself is stored as given. */
   readonly schema: z.ZodType
-  /** `turn`: only inside an open turn; `anywhere`: also between turns. */
+  /**
+   * Where the type may stand: `anywhere` (also between turns), `turn` (only inside an open turn),
+   * `step` (only inside the open step its payload names with `{turn, step}`).
+   */
+  readonly placement: EventPlacement
+  /** `turn` for `turn` and `step` placements, else `anywhere` (the two-valued view of `placement`). */
   readonly enclosure: EventEnclosure
+  /** Whether the type contributes a message to the model's surface (`deriveMessages()`). */
+  readonly surface: boolean
+  /** Declared by dsh-session itself (cannot be redefined or removed). */
+  readonly core: boolean
+  /** A fast acceptance check: `true` only when `schema` accepts; `false` means "ask the schema". */
+  readonly fast?: FastCheck
 }
 
-const EXECUTION_TYPES = new Set([
-  'turn/end',
-  'step/start',
-  'step/end',
-  'assistant/chunk',
-  'assistant/message',
-  'tool/call',
-  'tool/result',
-  'request/header',
-  'request/retry',
-])
-
-const definitions = new Map<string, SessionEventDefinition>()
-/** Core definitions with a hand-written fast check (core types cannot be redefined or removed). */
-const fastChecks = new Map<SessionEventDefinition, FastCheck>()
-for (const [type, schema] of Object.entries(corePayloadSchemas)) {
-  const definition: SessionEventDefinition = {
-    schema,
-    enclosure: EXECUTION_TYPES.has(type) ? 'turn' : 'anywhere',
-  }
-  definitions.set(type, definition)
-  const fast = fastPayloadChecks.get(type)
-  if (fast !== undefined) fastChecks.set(definition, fast)
+/** How a core type is declared: its schema and fast check come from the tables keyed by type. */
+interface CoreDeclaration {
+  readonly placement: EventPlacement
+  readonly surface?: true
 }
-const coreTypes = new Set(definitions.keys())
 
 /**
- * Registers a package-added event type (declare its payload on `SessionEventMap` too) so the log can
- * validate, append and load it. `enclosure` defaults to `anywhere`. Returns a disposer that removes
- * the definition. Throws `DUPLICATE_EVENT_TYPE` if the type is already defined (core types included).
+ * The core catalog. `placement` and `surface` per type; the schema is `corePayloadSchemas[type]` and
+ * the fast check `fastPayloadChecks[type]` (both keyed by the same type names, which the `satisfies`
+ * clauses keep in step: a core type without a schema does not compile).
  */
-export function defineSessionEvent(
-  type: string,
-  definition: { readonly schema: z.ZodType; readonly enclosure?: EventEnclosure },
-): () => void {
+export const coreEventCatalog = {
+  'turn/start': { placement: 'anywhere' },
+  'turn/end': { placement: 'turn' },
+  'step/start': { placement: 'turn' },
+  'step/end': { placement: 'step' },
+  'user/message': { placement: 'anywhere', surface: true },
+  'assistant/chunk': { placement: 'step' },
+  'assistant/message': { placement: 'step', surface: true },
+  'tool/call': { placement: 'step' },
+  'tool/result': { placement: 'step', surface: true },
+  'request/header': { placement: 'turn' },
+  'request/retry': { placement: 'step' },
+  'session/end-seed': { placement: 'anywhere' },
+  'agent/inbox/spliced': { placement: 'anywhere' },
+} as const satisfies Record<keyof typeof corePayloadSchemas, CoreDeclaration>
+
+const definitions = new Map<string, SessionEventDefinition>()
+for (const [type, declaration] of Object.entries(coreEventCatalog) as [
+  keyof typeof coreEventCatalog,
+  CoreDeclaration,
+][]) {
+  const fast: FastCheck | undefined = (fastPayloadChecks as Partial<Record<string, FastCheck>>)[type]
+  definitions.set(
+    type,
+    Object.freeze({
+      schema: corePayloadSchemas[type],
+      placement: declaration.placement,
+      enclosure: enclosureOf(declaration.placement),
+      surface: declaration.surface === true,
+      core: true,
+      ...(fast === undefined ? {} : { fast }),
+    }),
+  )
+}
+
+function enclosureOf(placement: EventPlacement): EventEnclosure {
+  return placement === 'anywhere' ? 'anywhere' : 'turn'
+}
+
+/** What a package declares for its own event type (`defineSessionEvent`). */
+export interface SessionEventDeclaration {
+  readonly schema: z.ZodType
+  /** Where it may stand; default `anywhere`. Overrides `enclosure` when both are given. */
+  readonly placement?: EventPlacement
+  /** The older two-valued form: `turn` = placement `turn`; default `anywhere`. */
+  readonly enclosure?: EventEnclosure
+  /**
+   * Whether it contributes to the surface; default `false`. Only the core surface types are folded
+   * into `deriveMessages()` today, so a package type declaring `true` is refused (`INVALID_DEFINITION`).
+   */
+  readonly surface?: boolean
+  /** Optional fast acceptance check (`true` only when `schema` accepts). */
+  readonly fast?: FastCheck
+}
+
+/**
+ * Registers a package-added event type in the catalog (declare its payload on `SessionEventMap`
+ * too) so the log can validate, append and load it. `placement` (or the older `enclosure`) defaults
+ * to `anywhere`. Returns a disposer that removes the definition. Throws `DUPLICATE_EVENT_TYPE` if
+ * the type is already defined (core types included).
+ */
+export function defineSessionEvent(type: string, declaration: SessionEventDeclaration): () => void {
   if (definitions.has(type)) {
     throw new SessionError('DUPLICATE_EVENT_TYPE', `event type ${type} is already defined`, {
       eventType: type,
     })
   }
-  const entry: SessionEventDefinition = {
-    schema: definition.schema,
-    enclosure: definition.enclosure ?? 'anywhere',
+  if (declaration.surface === true) {
+    throw new SessionError(
+      'INVALID_DEFINITION',
+      `event type ${type} declares surface: true; only the core types user/message, assistant/message and tool/result contribute to the surface`,
+      { eventType: type },
+    )
   }
+  const placement = declaration.placement ?? declaration.enclosure ?? 'anywhere'
+  const entry: SessionEventDefinition = Object.freeze({
+    schema: declaration.schema,
+    placement,
+    enclosure: enclosureOf(placement),
+    surface: false,
+    core: false,
+    ...(declaration.fast === undefined ? {} : { fast: declaration.fast }),
+  })
   definitions.set(type, entry)
   return () => {
-    if (definitions.get(type) === entry && !coreTypes.has(type)) definitions.delete(type)
+    if (definitions.get(type) === entry) definitions.delete(type)
   }
+}
+
+/** Every event type defined now (core first, then packages' in definition order). */
+export function sessionEventTypes(): readonly string[] {
+  return [...definitions.keys()]
 }
 
 /** The definition of `type`, or `undefined` if no package defined it. */
@@ -108,7 +178,7 @@ export function checkSchema(
 }
 
 /**
- * Checks an event payload against its definition: the core types' fast check first, zod when that
+ * Checks an event payload against its definition: its fast check first, zod when that
  * does not accept (so the verdict and the error are zod's). Throws like `checkSchema` under `data`.
  */
 export function checkPayload(
@@ -117,7 +187,7 @@ export function checkPayload(
   type: string,
   seq: number,
 ): void {
-  if (fastChecks.get(definition)?.(value) === true) return
+  if (definition.fast?.(value) === true) return
   checkSchema(definition.schema, value, type, seq, 'data')
 }
 

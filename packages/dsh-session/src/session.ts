@@ -60,8 +60,6 @@ export class LiveSession implements Session {
   readonly parent?: SessionParent
   loadReport?: LoadReport
   private readonly log = new EventLog()
-  /** What `events` returns: `log` with evicted chunk runs decoded on read. */
-  private readonly view = this.log.view()
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
   private readonly host: SessionHost
@@ -83,11 +81,15 @@ export class LiveSession implements Session {
     this.writer = init.writer
     trackSurfaceFold(this, this.surface)
     for (const event of init.history ?? []) this.adopt(event)
-    this.surface.derive(this.log)
+    this.surface.derive(this.log.raw)
   }
 
   get events(): readonly SessionEvent[] {
-    return this.view
+    return this.log.snapshot()
+  }
+
+  eventAt(seq: number): SessionEvent | undefined {
+    return this.log.at(seq)
   }
 
   get seq(): number {
@@ -143,11 +145,11 @@ export class LiveSession implements Session {
   }
 
   deriveMessages(): readonly Message[] {
-    return this.surface.derive(this.log)
+    return this.surface.derive(this.log.raw)
   }
 
   deriveHistory(): HistoryView {
-    return this.surface.history(this.log)
+    return this.surface.history(this.log.raw)
   }
 
   requestHeader(): HeaderState | undefined {
@@ -194,13 +196,13 @@ export class LiveSession implements Session {
     else {
       payload = snapshotJson(data, type)
       checkPayload(definition, payload, type, seq)
-      this.enclosure.check(type, payload, seq, definition.enclosure)
+      this.enclosure.check(type, payload, seq, definition.placement)
     }
     const time = this.host.now()
     if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
     const meta = snapshotJson(surface, type, 'surface')
     if (!isSurfaceMeta(meta)) checkSchema(surfaceMetaSchema, meta, type, seq, 'surface')
-    if (meta.op === 'replace') this.surface.derive(this.log)
+    if (meta.op === 'replace') this.surface.derive(this.log.raw)
     this.surface.checkSurface(type, payload, meta, seq)
     return Object.freeze({ type, seq, time, data: payload, surface: meta }) as SessionEvent
   }
@@ -225,7 +227,7 @@ export class LiveSession implements Session {
         },
       )
     }
-    this.enclosure.check(event.type, event.data, seq, requireEventDefinition(event.type, seq).enclosure)
+    this.enclosure.check(event.type, event.data, seq, requireEventDefinition(event.type, seq).placement)
     this.commit(deepFreeze(event))
   }
 

@@ -178,12 +178,19 @@ export type AppendGuard = (session: Session, candidate: SessionEvent) => void
 export interface Session {
   readonly id: SessionId
   /**
-   * Every committed event, in seq order, frozen, equal to what was appended. Read-only (mutators
-   * throw `READ_ONLY`). The `assistant/chunk` events of a committed step are kept compactly and
-   * rebuilt on each read: such an event is a new (equal) object each time, so compare events by
-   * `seq`, not by identity. A Proxy over the log: copy it (`slice()`) before `structuredClone`.
+   * Every committed event, in seq order, frozen, equal to what was appended: a frozen plain array
+   * (in-place mutators throw `READ_ONLY`) that `structuredClone` copies. A snapshot: the same array
+   * while nothing is appended, a new one after (an array read earlier keeps its length). The
+   * `assistant/chunk` events of a committed step are kept compactly and rebuilt when a snapshot is
+   * taken, so compare events by `seq`, not by identity. Reading it after every append costs the log's
+   * length each time: a fold that follows the log event by event reads `eventAt` instead.
    */
   readonly events: readonly SessionEvent[]
+  /**
+   * The committed event of `seq` (`undefined` at or past `seq`): what `events[seq]` holds, without
+   * taking a snapshot of the whole log. A folded chunk event is rebuilt (an equal, new object).
+   */
+  eventAt(seq: number): SessionEvent | undefined
   /** The seq the next event will get (equals `events.length`). */
   readonly seq: number
   readonly parent?: SessionParent
@@ -362,3 +369,9 @@ export type SessionEventInput = {
 
 /** Where an event type may stand: only inside an open turn, or also between turns. */
 export type EventEnclosure = 'turn' | 'anywhere'
+
+/**
+ * Where an event type may stand (the catalog's `placement`): `anywhere` (also between turns),
+ * `turn` (only inside an open turn), `step` (only inside the open step its `{turn, step}` names).
+ */
+export type EventPlacement = 'anywhere' | 'turn' | 'step'

@@ -3,7 +3,7 @@
  * the latest `request/header` plus the history folded from the events before it. This module rebuilds
  * requests from a log and compares.
  */
-import { deepFreeze, type LlmRequest, type LoopRequestMark, type SessionId } from 'dsh-llm'
+import type { LlmRequest, LoopRequestMark, SessionId } from 'dsh-llm'
 import {
   composeRequest,
   foldMessages,
@@ -59,6 +59,9 @@ export function verifyLoopRequest(
  * Re-derives requests event by event: `push(event)` returns the request of the model call that `event`
  * opens (composed from the header and history folded from the events before it, frozen), else
  * `undefined`. Keeps only the fold, so a log too large to hold can be re-derived as it is read.
+ * Consecutive requests share the fold's history: a request's `messages` array is built (frozen) when
+ * it is first read and kept by that request, so deriving costs O(1) per request in the history's
+ * length and holding every request of a log costs memory linear in the log until their messages are read.
  */
 export class RequestDeriver {
   private readonly fold = new RequestFold()
@@ -77,7 +80,7 @@ export class RequestDeriver {
     const request =
       opened === undefined || header === undefined
         ? undefined
-        : deepFreeze(composeRequest(header.header, this.fold.history.slice(), this.extras))
+        : composeRequest(header.header, this.fold.historyView(), this.extras)
     this.fold.push(event)
     return request
   }

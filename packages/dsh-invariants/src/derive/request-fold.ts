@@ -8,6 +8,8 @@ import type { Message } from 'dsh-llm'
 import {
   canonicalHeader,
   type HeaderState,
+  type HistoryView,
+  replaceProblem,
   SessionError,
   type SessionEvent,
   surfaceMessage,
@@ -21,8 +23,19 @@ import { type AdjacencyProblem, ToolAdjacency } from '../grammar/tool-adjacency.
  * checks a session applies (the range lies in the history, `sourceEventSeqs` lists every shadowed
  * node's seq, all earlier than the event).
  */
+/** A log read one event at a time (a live session: `session.eventAt`), without taking a snapshot. */
+export interface EventReader {
+  eventAt(seq: number): SessionEvent | undefined
+}
+
+function isEventArray(events: readonly SessionEvent[] | EventReader): events is readonly SessionEvent[] {
+  return Array.isArray(events)
+}
+
 export class RequestFold {
   private nodes: Message[] = []
+  /** A `historyView()` over the current `nodes` array is out: copy the array before a replace. */
+  private shared = false
   private nodeSeqs: number[] = []
   private latest: HeaderState | undefined
   private lastEvent: SessionEvent | undefined
@@ -52,6 +65,16 @@ export class RequestFold {
     return this.nodes
   }
 
+  /**
+   * The history as it is now, as an O(1) view: consecutive views share one backing array (the fold
+   * only appends to it; a replace copies it first while a view is out), so views of every request of
+   * a log take memory linear in the log. `toArray()` builds a new frozen array on each call.
+   */
+  historyView(): HistoryView {
+    this.shared = true
+    return new HistoryPrefix(this.nodes, this.nodes.length)
+  }
+
   /** The tool calls of the history's last assistant message still waiting for a result, in model order. */
   get unansweredCalls(): readonly string[] {
     return this.adjacency.unanswered
@@ -74,10 +97,11 @@ export class RequestFold {
    * at is no longer where it was (the array given is not the log it folded), it starts over from seq 0.
    * Throws what `push` throws; the fold then stays before the offending event.
    */
-  advance(events: readonly SessionEvent[], to: number): void {
-    if (this.next > 0 && events[this.next - 1] !== this.lastEvent) this.restart()
+  advance(events: readonly SessionEvent[] | EventReader, to: number): void {
+    const at = isEventArray(events) ? (seq: number) => events[seq] : (seq: number) => events.eventAt(seq)
+    if (this.next > 0 && at(this.next - 1) !== this.lastEvent) this.restart()
     for (let i = this.next; i < to; i++) {
-      const event = events[i]
+      const event = at(i)
       if (event !== undefined) this.push(event)
     }
   }
@@ -119,19 +143,12 @@ export class RequestFold {
       return
     }
     if (surface.op !== 'replace') return
-    const { start, end, sourceEventSeqs } = surface
-    if (!(start <= end && end <= this.nodes.length)) {
-      invalid(event, `replaces [${start}, ${end}) outside the surface of ${this.nodes.length} messages`)
-    }
-    const listed = new Set(sourceEventSeqs)
-    for (const source of listed) {
-      if (source >= event.seq) invalid(event, `lists source seq ${source}, which is not an earlier event`)
-    }
-    for (let i = start; i < end; i++) {
-      const nodeSeq = this.nodeSeqs[i]
-      if (nodeSeq !== undefined && !listed.has(nodeSeq)) {
-        invalid(event, `shadows surface node ${i} (seq ${nodeSeq}) but sourceEventSeqs does not list it`)
-      }
+    const { start, end } = surface
+    const problem = replaceProblem(surface, this.nodeSeqs, event.seq)
+    if (problem !== undefined) invalid(event, problem)
+    if (this.shared) {
+      this.nodes = this.nodes.slice()
+      this.shared = false
     }
     this.nodes.splice(start, end - start, message)
     this.nodeSeqs.splice(start, end - start, event.seq)
@@ -146,6 +163,7 @@ export class RequestFold {
 
   private restart(): void {
     this.nodes = []
+    this.shared = false
     this.nodeSeqs = []
     this.latest = undefined
     this.lastEvent = undefined
@@ -161,4 +179,19 @@ function invalid(event: SessionEvent, problem: string): never {
     eventType: event.type,
     seq: event.seq,
   })
+}
+
+/** `[0, length)` of a backing array the fold never changes below `length` while the view is out. */
+class HistoryPrefix implements HistoryView {
+  readonly #backing: readonly Message[]
+  readonly length: number
+
+  constructor(backing: readonly Message[], length: number) {
+    this.#backing = backing
+    this.length = length
+  }
+
+  toArray(): readonly Message[] {
+    return Object.freeze(this.#backing.slice(0, this.length))
+  }
 }

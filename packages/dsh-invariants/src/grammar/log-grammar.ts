@@ -7,12 +7,13 @@ import {
   applyInboxSplice,
   emptyInbox,
   type InboxState,
+  type Session,
   type SessionEvent,
   type SessionParent,
   sessionEventDefinition,
 } from 'dsh-session'
 import type { Violation } from '../types.ts'
-import { type CallState, STEP_MEMBERS, type StepState, TURN_MEMBERS, type TurnState } from './log-state.ts'
+import type { CallState, StepState, TurnState } from './log-state.ts'
 import { CallAssembly } from './message-chunks.ts'
 
 /** What the grammar knows about where the log came from. */
@@ -54,7 +55,7 @@ export interface LogOrigin {
  * - `agent/inbox/spliced`: applies to the inbox folded so far (`applyInboxSplice`).
  * - `session/end-seed`: only as a fork's seed marker — once, between turns, at the seed length.
  * - `user/message` may stand anywhere; so may other event types, unless their definition
- *   (`defineSessionEvent`, when loaded in this process) says `enclosure: 'turn'`.
+ *   (`defineSessionEvent`, when loaded in this process) places them in a turn or step.
  */
 export class LogGrammar {
   private nextSeq = 0
@@ -74,9 +75,17 @@ export class LogGrammar {
   }
 
   /** Applies every event of `events` past the ones already applied (a live log that grew). */
-  catchUp(events: readonly SessionEvent[]): void {
-    for (let i = this.applied; i < events.length; i++) {
-      const event = events[i]
+  catchUp(events: readonly SessionEvent[] | Pick<Session, 'eventAt' | 'seq'>): void {
+    if (Array.isArray(events)) {
+      for (let i = this.applied; i < events.length; i++) {
+        const event = events[i]
+        if (event !== undefined) this.apply(event)
+      }
+      return
+    }
+    const log = events as Pick<Session, 'eventAt' | 'seq'>
+    for (let i = this.applied; i < log.seq; i++) {
+      const event = log.eventAt(i)
       if (event !== undefined) this.apply(event)
     }
   }
@@ -92,7 +101,9 @@ export class LogGrammar {
       report(`has seq ${seq}; expected ${this.nextSeq} (seqs run contiguously from 0)`)
     this.checkSeed(event, report)
     const turn = this.turn
-    if (TURN_MEMBERS.has(type) || STEP_MEMBERS.has(type)) {
+    // Placement from the session event catalog: core `turn` and `step` types need an open turn here.
+    const definition = sessionEventDefinition(type)
+    if (definition?.core === true && definition.placement !== 'anywhere') {
       if (turn === undefined) {
         report('stands between turns; it belongs inside an open turn (turn/start first)')
         return out
@@ -158,7 +169,7 @@ export class LogGrammar {
         break
       }
       default:
-        if (turn === undefined && sessionEventDefinition(type)?.enclosure === 'turn') {
+        if (turn === undefined && definition !== undefined && definition.placement !== 'anywhere') {
           report('stands between turns, but its event definition says it belongs inside an open turn')
         }
         break

@@ -1,4 +1,4 @@
-/** What the log grammar tracks of the open turn and step, and which event types need them open. */
+/** What the log grammar tracks of the open turn and step (which types need them open: the session event catalog). */
 import type { CallAssembly } from './message-chunks.ts'
 
 /** One tool call of the open step. */
@@ -28,14 +28,3 @@ export interface TurnState {
   lastStep: number
   step: StepState | undefined
 }
-
-/** Event types that only stand inside an open turn. */
-export const TURN_MEMBERS = new Set(['turn/end', 'step/start', 'step/end', 'request/header'])
-/** Event types that only stand inside the open step they name. */
-export const STEP_MEMBERS = new Set([
-  'assistant/chunk',
-  'assistant/message',
-  'tool/call',
-  'tool/result',
-  'request/retry',
-])

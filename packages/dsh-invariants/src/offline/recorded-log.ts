@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import {
-  SESSION_FORMAT_VERSION,
+  decodeSessionFileHeader,
   SessionError,
   type SessionEvent,
   type SessionFileHeader,
@@ -40,36 +40,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** Decodes and checks the header line (line 1) of `file`. Throws `CORRUPT_LOG` or `UNSUPPORTED_VERSION`. */
+/**
+ * Decodes and checks the header line (line 1) of `file`: dsh-session's own header reader (the one
+ * `JsonlStorage` uses), accepting any session id. Throws `CORRUPT_LOG` or `UNSUPPORTED_VERSION`.
+ */
 export function decodeHeader(text: string, file: string): SessionFileHeader {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (cause) {
-    throw corrupt(file, 1, 'the header line is not JSON', cause)
-  }
-  if (!isRecord(value) || value.format !== 'dsh-session')
-    throw corrupt(file, 1, 'not a dsh-session file header')
-  const { version, sessionId, createdAt } = value
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
-    throw corrupt(file, 1, `invalid format version ${JSON.stringify(version)}`)
-  }
-  if (version > SESSION_FORMAT_VERSION) {
-    throw new SessionError(
-      'UNSUPPORTED_VERSION',
-      `${file}:1: format version ${version} is newer than this reader supports (${SESSION_FORMAT_VERSION})`,
-      { file, line: 1 },
-    )
-  }
-  if (typeof sessionId !== 'string' || sessionId === '') throw corrupt(file, 1, 'invalid sessionId')
-  if (typeof createdAt !== 'number') throw corrupt(file, 1, 'invalid createdAt')
-  const parent = value.parent
-  if (parent !== undefined) {
-    if (!isRecord(parent) || typeof parent.sessionId !== 'string' || typeof parent.seedLength !== 'number') {
-      throw corrupt(file, 1, 'invalid parent')
-    }
-  }
-  return value as unknown as SessionFileHeader
+  return decodeSessionFileHeader(text, file)
 }
 
 /**

@@ -19,7 +19,7 @@ export function installLogGrammar(ctx: Context, sink: CheckSink): void {
       grammar = new LogGrammar({ parent: session.parent ?? null })
       grammars.set(session, grammar)
     }
-    grammar.catchUp(session.events)
+    grammar.catchUp(session)
     const [violation] = grammar.check(candidate)
     if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
   })

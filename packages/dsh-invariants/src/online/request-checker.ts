@@ -52,11 +52,10 @@ export class RequestChecker {
     if (session === undefined) {
       return { ...base, message: `${subject} names a session that is not open in this context` }
     }
-    const events = session.events
-    if (!Number.isSafeInteger(mark.logLength) || mark.logLength < 0 || mark.logLength > events.length) {
+    if (!Number.isSafeInteger(mark.logLength) || mark.logLength < 0 || mark.logLength > session.seq) {
       return {
         ...base,
-        message: `${subject} claims more log than exists: the session has ${events.length} event(s)`,
+        message: `${subject} claims more log than exists: the session has ${session.seq} event(s)`,
       }
     }
     let tracked = this.tracked.get(session)
@@ -69,7 +68,7 @@ export class RequestChecker {
       mark.logLength < tracked.fold.position ? { fold: new RequestFold(), shell: undefined } : tracked
     const before = state.fold.folded
     try {
-      state.fold.advance(events, mark.logLength)
+      state.fold.advance(session, mark.logLength)
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
       return { ...base, message: `${subject} cannot be re-derived: folding the log failed: ${reason}` }

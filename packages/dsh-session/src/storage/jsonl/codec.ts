@@ -34,16 +34,18 @@ export function endsWithNewline(bytes: Uint8Array): boolean {
 }
 
 /**
- * Parses and checks a header line of `file`. Throws `UNSUPPORTED_VERSION` for a version newer than
- * `SESSION_FORMAT_VERSION`, `CORRUPT_LOG` (line 1) for anything that is not a dsh-session header of
- * `expectedId`.
+ * Parses and checks a header line of `file` — the one header reader of the JSONL format, shared by
+ * `JsonlStorage` and the invariants' offline scan. Throws `UNSUPPORTED_VERSION` for a version newer
+ * than `SESSION_FORMAT_VERSION`, `CORRUPT_LOG` (line 1) for anything that is not a dsh-session header
+ * (of `expectedId`, when given; without it any non-empty session id is accepted).
  */
-export function decodeHeader(text: string, file: string, expectedId: string): SessionFileHeader {
+export function decodeHeader(text: string, file: string, expectedId?: string): SessionFileHeader {
+  const where = expectedId === undefined ? { file, line: 1 } : { file, line: 1, sessionId: expectedId }
   const corrupt = (why: string, cause?: unknown) =>
     new SessionError(
       SessionErrorCode.CORRUPT_LOG,
       `${file}:1: ${why}`,
-      { file, line: 1, sessionId: expectedId },
+      where,
       cause === undefined ? undefined : { cause },
     )
   let value: unknown
@@ -61,17 +63,19 @@ export function decodeHeader(text: string, file: string, expectedId: string): Se
     throw new SessionError(
       SessionErrorCode.UNSUPPORTED_VERSION,
       `${file}:1: format version ${version} is newer than this reader supports (${SESSION_FORMAT_VERSION})`,
-      { file, line: 1, sessionId: expectedId },
+      where,
     )
   }
-  if (sessionId !== expectedId) {
+  if (expectedId === undefined) {
+    if (typeof sessionId !== 'string' || sessionId === '') throw corrupt('invalid sessionId')
+  } else if (sessionId !== expectedId) {
     throw corrupt(`header names session ${JSON.stringify(sessionId)}, expected ${JSON.stringify(expectedId)}`)
   }
   if (typeof createdAt !== 'number' || !Number.isFinite(createdAt)) throw corrupt('invalid createdAt')
   const header: { -readonly [K in keyof SessionFileHeader]: SessionFileHeader[K] } = {
     format: SESSION_FORMAT,
     version,
-    sessionId: SessionId(expectedId),
+    sessionId: SessionId(sessionId as string),
     createdAt,
   }
   if (parent !== undefined) header.parent = decodeParent(parent, corrupt)
