@@ -3,7 +3,7 @@
  * (commit 7400669, format version 1: one tool-call step, one text step, chunks folded into runs in
  * memory) still loads through JsonlStorage and checks clean offline, with the requests it implies.
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
@@ -36,11 +36,17 @@ describe('a session file written by main before issue 30', () => {
   })
 
   it('loads through JsonlStorage unchanged, with nothing to repair, and the same events', async () => {
-    copyFileSync(FIXTURE, join(dir, 'main-fixture.jsonl'))
+    const file = join(dir, 'main-fixture.jsonl')
+    copyFileSync(FIXTURE, file)
+    chmodSync(file, 0o644) // the mode main created session files with
     const app = new Context()
     await app.plugin(Sessions, { storage: new JsonlStorage({ dir }) })
     const session = await app.sessions.open(SessionId('main-fixture'))
-    expect(session.loadReport).toEqual({ repairedEvents: 0 })
+    // Nothing repaired; the file others can read is reported (issue 37), not changed.
+    expect(session.loadReport).toEqual({
+      repairedEvents: 0,
+      exposed: { sessionId: 'main-fixture', path: file, mode: 0o644 },
+    })
     expect(JSON.parse(JSON.stringify(session.events))).toEqual(
       JSON.parse(JSON.stringify(readRecordedLog(FIXTURE).events)),
     )
