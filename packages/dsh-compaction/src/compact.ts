@@ -6,13 +6,12 @@
  */
 import type { LlmRequest, Message, StreamChunk } from 'dsh-llm'
 import type { Session, SurfaceMeta } from 'dsh-session'
+import { compactionMessagePrefix } from 'dsh-session'
 import { chooseCut, largestFittingBoundary } from './cut.ts'
 import { CompactionError } from './errors.ts'
-import type {} from './events.ts'
 import { ledgerOf } from './ledger.ts'
 import { contextPressure } from './pressure.ts'
 import { type PruneEntry, planPrune } from './prune.ts'
-import { compactionMessagePrefix } from './repair.ts'
 import type { CompactionSettings } from './settings.ts'
 import {
   DEFAULT_SUMMARY_INSTRUCTION,

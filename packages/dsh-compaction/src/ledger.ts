@@ -4,7 +4,6 @@
  * compaction, if any. Incremental: each event is read once per session, on the next query after it.
  */
 import { type Session, type SessionEvent, surfaceMessage } from 'dsh-session'
-import type {} from './events.ts'
 import type { CompactionStartData } from './types.ts'
 
 /** Usage reported for a request whose history was surface nodes `[0, nodeIndex)`. */

@@ -14,7 +14,6 @@ import type {
 import { LlmErrorCode, type LlmRequest, type Message, type StreamChunk } from 'dsh-llm'
 import type { Session } from 'dsh-session'
 import { type CompactInput, compactSession } from './compact.ts'
-import type {} from './events.ts'
 import { ledgerOf } from './ledger.ts'
 import { contextWindowFor, DEFAULT_CONTEXT_WINDOW } from './models.ts'
 import { contextPressure } from './pressure.ts'

@@ -3,50 +3,15 @@
  * faces. Types only; runtime code lives beside each concept.
  */
 import type { LlmAdapter } from 'dsh-llm'
+import type { CompactionStrategy } from 'dsh-session'
 
-/** Closed: what started a compaction. */
-export type CompactionTrigger = 'threshold' | 'overflow' | 'manual'
-
-/** Closed: how a compaction shrinks the surface. */
-export type CompactionStrategy = 'prune' | 'summarize'
-
-/**
- * Closed: how a compaction ended. `completed`: the surface was replaced; `rejected`: the summary did
- * not shrink the history, nothing was replaced; `failed`: the summarizing call failed, nothing was
- * replaced; `interrupted`: the process died before the end, and repair rolled the surface back.
- */
-export type CompactionOutcomeKind = 'completed' | 'rejected' | 'failed' | 'interrupted'
-
-/** Payload of `compaction/start`: a compaction begins; it holds the session's compaction lock until its end. */
-export interface CompactionStartData {
-  /** Unique per session; the ids of the surface messages the compaction writes start with `<id>:`. */
-  readonly id: string
-  readonly trigger: CompactionTrigger
-  readonly strategy: CompactionStrategy
-  /** The context window (tokens) the compaction was sized for. */
-  readonly window: number
-  /** The estimated tokens of the next request before the compaction. */
-  readonly tokensBefore: number
-  /** How many surface replaces the compaction appends when it completes (prune: one per result; summarize: 1). */
-  readonly replaces: number
-  /** The surface range `[0, end)` the summary replaces (summarize only). */
-  readonly summarizes?: number
-  /** The turn and step it ran in, when it ran inside a turn. */
-  readonly turn?: number
-  readonly step?: number
-}
-
-/** Payload of `compaction/end`: releases the lock and says what became of the compaction. */
-export interface CompactionEndData {
-  readonly id: string
-  readonly outcome: CompactionOutcomeKind
-  /** The estimated tokens of the next request after the compaction (absent when repair closed it). */
-  readonly tokensAfter?: number
-  /** Why a compaction was rejected or failed, for people. */
-  readonly reason?: string
-  /** Set when crash repair wrote this event. */
-  readonly repaired?: boolean
-}
+export type {
+  CompactionEndData,
+  CompactionOutcomeKind,
+  CompactionStartData,
+  CompactionStrategy,
+  CompactionTrigger,
+} from 'dsh-session'
 
 /** Counts tokens of a text. Defaults to `ceil(length / 4)`. */
 export type CountTokens = (text: string) => number

@@ -2,13 +2,14 @@
  * The long run: an agent reading large files for 2,000 steps (`DSH_COMPACTION_SOAK=1`; 300 in the
  * default run) in a 16k-token window, over JSONL. No request may exceed the window, the log must pass
  * every invariant, reload, and pass the offline `dsh-invariants check` CLI (the built one, as
- * `pnpm test` builds first), which loads the compaction events with `node --import dsh-compaction`.
+ * `pnpm test` builds first) as a user runs it: the compaction events are in dsh-session's catalog, so
+ * the CLI reads the file without loading dsh-compaction.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { checkSessionLog } from 'dsh-invariants'
 import { installInvariantGuard } from 'dsh-invariants/vitest'
 import { userText } from 'dsh-llm'
@@ -77,13 +78,7 @@ test(`${STEPS} steps with large tool results in a ${WINDOW}-token window`, { tim
 
   const cli = spawnSync(
     process.execPath,
-    [
-      '--import',
-      pathToFileURL(join(packages, 'dsh-compaction', 'dist', 'index.js')).href,
-      join(packages, 'dsh-invariants', 'dist', 'cli.js'),
-      'check',
-      join(dir, `${id}.jsonl`),
-    ],
+    [join(packages, 'dsh-invariants', 'dist', 'cli.js'), 'check', join(dir, `${id}.jsonl`)],
     { encoding: 'utf8' },
   )
   expect(cli.stderr).toBe('')

@@ -1,3 +1,4 @@
+export { compactionClosers, compactionMessagePrefix } from './compaction-repair.ts'
 export { foldMessages, replaceProblem, surfaceMessage, surfaceProjectionCount } from './derive.ts'
 export { SessionError, SessionErrorCode, type SessionErrorWhere } from './errors.ts'
 export { isUserMessage } from './fast-blocks.ts'
@@ -6,6 +7,8 @@ export { canonicalHeader, foldRequestHeader, headersEqual } from './header.ts'
 export { applyInboxSplice, emptyInbox, foldInbox } from './inbox-fold.ts'
 export {
   assistantMessageSchema,
+  compactionEndSchema,
+  compactionStartSchema,
   contentBlockSchema,
   messageSchema,
   requestHeaderSchema,

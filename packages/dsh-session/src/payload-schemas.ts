@@ -197,6 +197,30 @@ export const inboxSpliceSchema = z.object({
 
 const turnStep = { turn: ordinal, step: ordinal }
 
+const tokenCount = z.number().int().nonnegative()
+
+/** Schema of `compaction/start`. */
+export const compactionStartSchema = z.object({
+  id: z.string().min(1),
+  trigger: z.enum(['threshold', 'overflow', 'manual']),
+  strategy: z.enum(['prune', 'summarize']),
+  window: tokenCount,
+  tokensBefore: tokenCount,
+  replaces: tokenCount,
+  summarizes: tokenCount.optional(),
+  turn: tokenCount.optional(),
+  step: tokenCount.optional(),
+})
+
+/** Schema of `compaction/end`. */
+export const compactionEndSchema = z.object({
+  id: z.string().min(1),
+  outcome: z.enum(['completed', 'rejected', 'failed', 'interrupted']),
+  tokensAfter: tokenCount.optional(),
+  reason: z.string().optional(),
+  repaired: z.boolean().optional(),
+})
+
 /** The payload schema of every core event type. */
 export const corePayloadSchemas = {
   'turn/start': z.object({ turn: ordinal, trigger: turnTriggerSchema }),
@@ -229,6 +253,8 @@ export const corePayloadSchemas = {
   }),
   'session/end-seed': z.strictObject({}),
   'agent/inbox/spliced': inboxSpliceSchema,
+  'compaction/start': compactionStartSchema,
+  'compaction/end': compactionEndSchema,
 } as const satisfies Record<string, z.ZodType>
 
 /** Surface metadata: `append`, or `replace` of nodes `[start, end)` with the seqs they came from. */

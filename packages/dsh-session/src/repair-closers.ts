@@ -3,6 +3,7 @@
  * half done (a compaction's start without its end) registers a closer, and every load and fork
  * commits what the closers return before the interrupted turn's own closers.
  */
+import { compactionClosers } from './compaction-repair.ts'
 import { SessionError } from './errors.ts'
 import { interruptedTurnClosers } from './repair.ts'
 import type { SessionEvent, SessionEventInput, SurfaceMeta } from './types.ts'
@@ -33,9 +34,12 @@ export function registerRepairCloser(key: string, closer: RepairCloser): () => v
   }
 }
 
-/** What the registered package closers return for `events`, in registration order. */
+/**
+ * What the catalog's own bracketed work (an open compaction) and then the registered package closers
+ * return for `events`, in registration order.
+ */
 export function packageClosers(events: readonly SessionEvent[]): RepairEvent[] {
-  const out: RepairEvent[] = []
+  const out: RepairEvent[] = compactionClosers(events)
   for (const closer of closers.values()) out.push(...closer(events))
   return out
 }

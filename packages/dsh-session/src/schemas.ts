@@ -58,6 +58,8 @@ export const coreEventCatalog = {
   'request/retry': { placement: 'step' },
   'session/end-seed': { placement: 'anywhere' },
   'agent/inbox/spliced': { placement: 'anywhere' },
+  'compaction/start': { placement: 'anywhere' },
+  'compaction/end': { placement: 'anywhere' },
 } as const satisfies Record<keyof typeof corePayloadSchemas, CoreDeclaration>
 
 const definitions = new Map<string, SessionEventDefinition>()

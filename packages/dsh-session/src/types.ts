@@ -114,6 +114,10 @@ export interface SessionEventMap {
   'session/end-seed': Record<string, never>
   /** One durable inbox mutation (the behaviour is dsh-agent-loop's; the data shape lives here so checks can fold it). Allowed between turns. */
   'agent/inbox/spliced': InboxSplice
+  /** A compaction begins and holds the session's compaction lock until its end (written by dsh-compaction). */
+  'compaction/start': CompactionStartData
+  /** A compaction ends and releases the lock; `outcome` says whether the surface changed. */
+  'compaction/end': CompactionEndData
 }
 
 /** Every known event type. */
@@ -375,3 +379,47 @@ export type EventEnclosure = 'turn' | 'anywhere'
  * `turn` (only inside an open turn), `step` (only inside the open step its `{turn, step}` names).
  */
 export type EventPlacement = 'anywhere' | 'turn' | 'step'
+
+/** Closed: what started a compaction. */
+export type CompactionTrigger = 'threshold' | 'overflow' | 'manual'
+
+/** Closed: how a compaction shrinks the surface. */
+export type CompactionStrategy = 'prune' | 'summarize'
+
+/**
+ * Closed: how a compaction ended. `completed`: the surface was replaced; `rejected`: the summary did
+ * not shrink the history, nothing was replaced; `failed`: the summarizing call failed, nothing was
+ * replaced; `interrupted`: the process died before the end, and repair rolled the surface back.
+ */
+export type CompactionOutcomeKind = 'completed' | 'rejected' | 'failed' | 'interrupted'
+
+/** Payload of `compaction/start`: a compaction begins; it holds the session's compaction lock until its end. */
+export interface CompactionStartData {
+  /** Unique per session; the ids of the surface messages the compaction writes start with `<id>:`. */
+  readonly id: string
+  readonly trigger: CompactionTrigger
+  readonly strategy: CompactionStrategy
+  /** The context window (tokens) the compaction was sized for. */
+  readonly window: number
+  /** The estimated tokens of the next request before the compaction. */
+  readonly tokensBefore: number
+  /** How many surface replaces the compaction appends when it completes (prune: one per result; summarize: 1). */
+  readonly replaces: number
+  /** The surface range `[0, end)` the summary replaces (summarize only). */
+  readonly summarizes?: number
+  /** The turn and step it ran in, when it ran inside a turn. */
+  readonly turn?: number
+  readonly step?: number
+}
+
+/** Payload of `compaction/end`: releases the lock and says what became of the compaction. */
+export interface CompactionEndData {
+  readonly id: string
+  readonly outcome: CompactionOutcomeKind
+  /** The estimated tokens of the next request after the compaction (absent when repair closed it). */
+  readonly tokensAfter?: number
+  /** Why a compaction was rejected or failed, for people. */
+  readonly reason?: string
+  /** Set when crash repair wrote this event. */
+  readonly repaired?: boolean
+}

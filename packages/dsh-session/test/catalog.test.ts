@@ -51,8 +51,10 @@ describe('the session event catalog', () => {
       'request/retry': 'step',
       'session/end-seed': 'anywhere',
       'agent/inbox/spliced': 'anywhere',
+      'compaction/start': 'anywhere',
+      'compaction/end': 'anywhere',
     })
-    expect(sessionEventTypes().slice(0, 13)).toEqual(Object.keys(coreEventCatalog))
+    expect(sessionEventTypes().slice(0, 15)).toEqual(Object.keys(coreEventCatalog))
     expect(sessionEventDefinition('tool/call')?.enclosure).toBe('turn')
     expect(sessionEventDefinition('step/end')?.enclosure).toBe('turn')
     expect(sessionEventDefinition('user/message')?.core).toBe(true)

@@ -1,12 +1,11 @@
 /**
- * Crash repair for a compaction: a `compaction/start` with no `compaction/end` at the end of a log
+ * Crash repair for a compaction (the catalog's `compaction/*` events, written by dsh-compaction): a `compaction/start` with no `compaction/end` at the end of a log
  * (the process died during the summarizing call or between the compaction's appends). Repair leaves
  * the surface as before or as after the compaction, never a mix.
  */
-import type { RepairEvent, SessionEvent } from 'dsh-session'
-import { surfaceMessage } from 'dsh-session'
-import type {} from './events.ts'
-import type { CompactionStartData } from './types.ts'
+import { surfaceMessage } from './derive.ts'
+import type { RepairEvent } from './repair-closers.ts'
+import type { CompactionStartData, SessionEvent } from './types.ts'
 
 /** The prefix of the ids of the surface messages compaction `id` writes. */
 export function compactionMessagePrefix(id: string): string {
