@@ -157,6 +157,17 @@ export function redactError<T>(error: T, depth = 0): T {
       descriptor.value = clean
     }
   }
+  // Node 22+ (V8 12+) keeps `stack` as an own accessor that reads the receiver's internal slot: on a
+  // copy it reads `undefined`, and as an accessor it escaped the string scan above. Read it here.
+  const stackDescriptor = descriptors.stack
+  if (stackDescriptor !== undefined && stackDescriptor.get !== undefined) {
+    const stack: unknown = error.stack
+    if (typeof stack === 'string') {
+      const clean = redact(stack)
+      if (clean !== stack) changed = true
+      descriptors.stack = { value: clean, writable: true, configurable: true, enumerable: false }
+    }
+  }
   if (!changed) return error
   const causeDescriptor = descriptors.cause
   if (causeDescriptor !== undefined) causeDescriptor.value = redactedCause
