@@ -7,6 +7,7 @@ import type { AssemblyResult } from './scenarios/assembly.ts'
 import type { BackpressureResult } from './scenarios/backpressure.ts'
 import type { BarrierResult } from './scenarios/barriers.ts'
 import type { GenerateResult } from './scenarios/invariants-cli.ts'
+import type { ListResult } from './scenarios/list.ts'
 import type { PgFleetResult, PgLoadResult, PgStepResult } from './scenarios/postgres.ts'
 import type { ScaleResult } from './scenarios/scale.ts'
 import type { AppendResult, LoadResult } from './scenarios/storage.ts'
@@ -89,6 +90,19 @@ export interface GenerateJob {
   readonly events: number
 }
 
+/** Write `count` short JSONL session files into `dir` (scenario 9). */
+export interface ListGenerateJob {
+  readonly kind: 'list-generate'
+  readonly dir: string
+  readonly count: number
+}
+
+/** Time `ctx.sessions.list()` over the JSONL session files in `dir` (scenario 9). */
+export interface ListJob {
+  readonly kind: 'list'
+  readonly dir: string
+}
+
 /** `steps` tool-loop steps appended to PostgreSQL at `url`, two batches a step. */
 export interface PgStepJob {
   readonly kind: 'pg-steps'
@@ -127,6 +141,8 @@ export type Job =
   | PgLoadJob
   | PgFleetJob
   | GenerateJob
+  | ListGenerateJob
+  | ListJob
 
 /** What a job reports. */
 export type JobResult<J extends Job> = J extends LoopJob
@@ -151,7 +167,11 @@ export type JobResult<J extends Job> = J extends LoopJob
                     ? PgFleetResult
                     : J extends GenerateJob
                       ? GenerateResult
-                      : never
+                      : J extends ListGenerateJob
+                        ? { readonly files: number }
+                        : J extends ListJob
+                          ? ListResult
+                          : never
 
 /**
  * Runs `job` in this process and returns its result. Modules are imported per job, so a child
@@ -180,6 +200,10 @@ export async function runJob(job: Job): Promise<unknown> {
       )
     case 'invariants-generate':
       return (await import('./scenarios/invariants-cli.ts')).generateSessionFile(job.file, job.events)
+    case 'list-generate':
+      return (await import('./scenarios/list.ts')).writeSessionFiles(job.dir, job.count)
+    case 'list':
+      return (await import('./scenarios/list.ts')).measureList(job.dir)
     case 'pg-steps':
       return (await import('./scenarios/postgres.ts')).measurePgSteps(job.impl, job.url, job.steps)
     case 'pg-load':

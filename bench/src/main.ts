@@ -1,6 +1,6 @@
 /**
  * `pnpm bench [--quick | --only loop | --only jsonl | --only scale | --only backpressure | --only postgres |
- * --only reconstruct |
+ * --only reconstruct | --only list |
  * --only instructions [--long] | --only peers] [--beside <node>]`:
  * runs the suite and writes `bench/results/latest.md` and `latest.svg` (`quick.*`, `loop.*`, `jsonl.*`);
  * `--beside <node>` also runs the tool loop's peers and baselines, and scale, on that Node executable
@@ -64,6 +64,19 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${table(rows)}\n`)
     return rows.every((entry) => entry.met !== false) ? 0 : 1
   }
+  if (only === 'list') {
+    // `ctx.sessions.list()` over 10,000 JSONL session files, three fresh processes.
+    const { listScenario } = await import('./scenarios/list.ts')
+    const { machineLine, table } = await import('./report.ts')
+    const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
+    try {
+      const rows = await listScenario(10_000, 3, dir, (message) => process.stderr.write(`[bench] ${message}\n`))
+      process.stdout.write(`${machineLine()}\n\n${table(rows)}\n`)
+      return rows.every((entry) => entry.met !== false) ? 0 : 1
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
   if (only === 'backpressure') {
     // The full suite's backpressure rows alone (200 MiB behind a stalled sync, fresh processes).
     const { backpressureScenario } = await import('./scenarios/backpressure.ts')
@@ -96,7 +109,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   if (only !== undefined && only !== 'loop' && only !== 'jsonl' && only !== 'peers') {
     throw new Error(
-      `bench: --only ${only}: only "loop", "jsonl", "peers", "scale", "backpressure", "postgres" and "instructions" are known`,
+      `bench: --only ${only}: only "loop", "jsonl", "peers", "scale", "backpressure", "postgres", "reconstruct", "list" and "instructions" are known`,
     )
   }
   const besideAt = argv.indexOf('--beside')

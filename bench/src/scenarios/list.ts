@@ -1,0 +1,105 @@
+/**
+ * Scenario 9, listing sessions: `ctx.sessions.list()` over a directory of 10,000 JSONL session files
+ * (a header and one short turn each, as `JsonlStorage` writes them), in fresh processes. Reports the
+ * first call's wall time in each process (what an app pays once at start-up) against the issue's 1 s.
+ */
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type Row, row } from '../report.ts'
+import { runInChild } from '../spawn.ts'
+import { median } from '../stats.ts'
+
+/** What one listing child reports. */
+export interface ListResult {
+  readonly sessions: number
+  readonly problems: number
+  /** The first `list()` call of the process, in seconds. */
+  readonly first: number
+  /** A second call right after (warm code), in seconds. */
+  readonly second: number
+}
+
+/** Child side: writes `count` session files into `dir` (header, then a user message and one turn). */
+export async function writeSessionFiles(dir: string, count: number): Promise<{ readonly files: number }> {
+  await mkdir(dir, { recursive: true })
+  const time = 1_796_000_000_000
+  const batch: Promise<void>[] = []
+  for (let i = 0; i < count; i++) {
+    const sessionId = `list-${String(i).padStart(6, '0')}`
+    const lines = [
+      { format: 'dsh-session', version: 1, sessionId, createdAt: time + ((i * 7919) % count) },
+      {
+        type: 'user/message',
+        seq: 0,
+        time,
+        data: { id: `u-${i}`, role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } },
+        surface: { op: 'append' },
+      },
+      { type: 'turn/start', seq: 1, time, data: { turn: 1, trigger: { kind: 'send', target: 'next-turn' } } },
+      { type: 'turn/end', seq: 2, time, data: { turn: 1, reason: { kind: 'completed' } } },
+    ]
+    const text = `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`
+    batch.push(writeFile(join(dir, `${sessionId}.jsonl`), text, { mode: 0o600 }))
+    if (batch.length >= 64) await Promise.all(batch.splice(0))
+  }
+  await Promise.all(batch)
+  return { files: count }
+}
+
+/** Child side: times `ctx.sessions.list()` over `JsonlStorage` in `dir`, twice. */
+export async function measureList(dir: string): Promise<ListResult> {
+  const { Context } = await import('cordis')
+  const { LlmRuntime } = await import('dsh-llm')
+  const { JsonlStorage, Sessions } = await import('dsh-session')
+  const app = new Context()
+  await app.plugin(LlmRuntime)
+  await app.plugin(Sessions, { storage: new JsonlStorage({ dir }) })
+  let started = performance.now()
+  const listing = await app.sessions.list()
+  const first = (performance.now() - started) / 1000
+  started = performance.now()
+  await app.sessions.list()
+  const second = (performance.now() - started) / 1000
+  return { sessions: listing.sessions.length, problems: listing.problems.length, first, second }
+}
+
+/** Parent side: writes `count` session files once, then lists them in `runs` fresh processes. */
+export async function listScenario(
+  count: number,
+  runs: number,
+  dir: string,
+  log: (message: string) => void,
+): Promise<Row[]> {
+  const sessions = join(dir, 'sessions')
+  await runInChild({ kind: 'list-generate', dir: sessions, count })
+  const results: ListResult[] = []
+  for (let r = 0; r < runs; r++) {
+    const result = await runInChild({ kind: 'list', dir: sessions })
+    if (result.sessions !== count || result.problems !== 0) {
+      throw new Error(`list: ${result.sessions} sessions and ${result.problems} problems, ${count} sessions expected`)
+    }
+    log(`list: ${count} sessions, first call ${result.first.toFixed(3)} s, second ${result.second.toFixed(3)} s`)
+    results.push(result)
+  }
+  const label = count.toLocaleString('en-US')
+  return [
+    row({
+      id: 'list-first',
+      scenario: '9 listing sessions',
+      metric: `sessions.list() over ${label} JSONL sessions, first call, s (runs: ${results.map((r) => r.first.toFixed(2)).join(', ')})`,
+      dsh: median(results.map((r) => r.first)),
+      baselineName: '1 s',
+      baseline: 1,
+      target: '≤ 1 s',
+      check: (_ratio, dsh) => dsh <= 1,
+    }),
+    row({
+      id: 'list-second',
+      scenario: '9 listing sessions',
+      metric: `sessions.list() over ${label} JSONL sessions, second call, s`,
+      dsh: median(results.map((r) => r.second)),
+      baselineName: '1 s',
+      baseline: 1,
+    }),
+  ]
+}
