@@ -100,6 +100,7 @@ export interface ListGenerateJob {
 /** Time `ctx.sessions.list()` over the JSONL session files in `dir` (scenario 9). */
 export interface ListJob {
   readonly kind: 'list'
+  readonly impl: 'dsh' | 'raw'
   readonly dir: string
 }
 
@@ -203,7 +204,9 @@ export async function runJob(job: Job): Promise<unknown> {
     case 'list-generate':
       return (await import('./scenarios/list.ts')).writeSessionFiles(job.dir, job.count)
     case 'list':
-      return (await import('./scenarios/list.ts')).measureList(job.dir)
+      return job.impl === 'dsh'
+        ? (await import('./scenarios/list.ts')).measureList(job.dir)
+        : (await import('./scenarios/list.ts')).measureListFloor(job.dir)
     case 'pg-steps':
       return (await import('./scenarios/postgres.ts')).measurePgSteps(job.impl, job.url, job.steps)
     case 'pg-load':

@@ -70,7 +70,9 @@ async function main(argv: readonly string[]): Promise<number> {
     const { machineLine, table } = await import('./report.ts')
     const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
     try {
-      const rows = await listScenario(10_000, 3, dir, (message) => process.stderr.write(`[bench] ${message}\n`))
+      const rows = await listScenario(10_000, 3, dir, (message) =>
+        process.stderr.write(`[bench] ${message}\n`),
+      )
       process.stdout.write(`${machineLine()}\n\n${table(rows)}\n`)
       return rows.every((entry) => entry.met !== false) ? 0 : 1
     } finally {

@@ -1,4 +1,4 @@
-import { appendFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { type AppendIo, JsonlStorage, type SessionEvent } from 'dsh-session'
@@ -85,6 +85,58 @@ describe('JsonlStorage round trip', () => {
       sessions: [],
       problems: [],
     })
+  })
+})
+
+describe('JsonlStorage list', () => {
+  it('reads only each header line, many files at once, and keeps the order, problems and exposure of one file at a time', async () => {
+    // More files than are read at once; equal creation times order by id; bodies are never read.
+    const ids = Array.from({ length: 40 }, (_, i) => `s${String(i).padStart(2, '0')}`)
+    for (const [i, name] of ids.entries()) {
+      writeFileSync(
+        join(dir, `${name}.jsonl`),
+        `${JSON.stringify(header(name, 1000 + (i % 4)))}\nnot json\n{"type":`,
+        {
+          mode: 0o600,
+        },
+      )
+    }
+    // A header line longer than the first read: a fork of a session with a long (foreign) id.
+    const parent = { sessionId: SessionId('p'.repeat(5000)), seedLength: 3 }
+    const long = { ...header('long', 999), parent }
+    writeFileSync(join(dir, 'long.jsonl'), `${JSON.stringify(long)}\n`, { mode: 0o600 })
+    writeFileSync(join(dir, 'torn.jsonl'), '{"format":"dsh-session","version":1', { mode: 0o600 })
+    writeFileSync(join(dir, 'endless.jsonl'), 'x'.repeat(9000), { mode: 0o600 })
+    writeFileSync(join(dir, 'other.jsonl'), headerLine, { mode: 0o600 })
+    chmodSync(join(dir, 's07.jsonl'), 0o644)
+    chmodSync(join(dir, 's02.jsonl'), 0o640)
+    const listing = await jsonl().list()
+    const byTime = [0, 1, 2, 3].flatMap((r) => ids.filter((_, i) => i % 4 === r))
+    expect(listing.sessions).toEqual([
+      long,
+      ...byTime.map((name, k) => header(name, 1000 + Math.floor(k / 10))),
+    ])
+    expect(listing.problems.map(({ path, sessionId, reason }) => ({ path, sessionId, reason }))).toEqual([
+      {
+        path: join(dir, 'endless.jsonl'),
+        sessionId: 'endless',
+        reason: `${join(dir, 'endless.jsonl')}:1: the header line is incomplete`,
+      },
+      {
+        path: join(dir, 'other.jsonl'),
+        sessionId: 'other',
+        reason: `${join(dir, 'other.jsonl')}:1: header names session "s1", expected "other"`,
+      },
+      {
+        path: join(dir, 'torn.jsonl'),
+        sessionId: 'torn',
+        reason: `${join(dir, 'torn.jsonl')}:1: the header line is incomplete`,
+      },
+    ])
+    expect(listing.exposed).toEqual([
+      { path: join(dir, 's02.jsonl'), sessionId: 's02', mode: 0o640 },
+      { path: join(dir, 's07.jsonl'), sessionId: 's07', mode: 0o644 },
+    ])
   })
 })
 

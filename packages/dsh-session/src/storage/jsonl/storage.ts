@@ -24,7 +24,8 @@ import { type AppendIo, createFileAtomically, nodeAppendIoWith, truncateAt } fro
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { exposureOf, makeDirectory, resolveModes, type StorageModes } from './modes.ts'
-import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
+import { listSessions } from './listing.ts'
+import { closeReader, openForRead, SAFE_ID, scanFile } from './reading.ts'
 import { scanSession } from './scan.ts'
 import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
 
@@ -264,13 +265,7 @@ export class JsonlStorage implements SessionStorage {
    * `listSessions`), and in `exposed` the session files others can read (see `fileMode`).
    */
   async list(): Promise<SessionListing> {
-    const listing = await listSessions(this.dir)
-    const exposed: ExposedSession[] = []
-    for (const header of listing.sessions) {
-      const found = await exposureOf(header.sessionId, this.fileOf(header.sessionId), this.modes.file)
-      if (found !== undefined) exposed.push(found)
-    }
-    return exposed.length === 0 ? listing : { ...listing, exposed }
+    return listSessions(this.dir, this.modes.file)
   }
 
   /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */
