@@ -3,7 +3,7 @@
  * a stream's `error` part) becomes an `LlmFailure`.
  */
 import { APICallError } from '@ai-sdk/provider'
-import { LlmErrorCode, type LlmFailure, llmFailure } from 'dsh-llm'
+import { isRecord, LlmErrorCode, type LlmFailure, llmFailure } from 'dsh-llm'
 
 /** Codes this adapter adds to `LlmErrorCode`. */
 export const AiSdkErrorCode = {
@@ -204,9 +204,7 @@ function parseJson(text: string | undefined): unknown {
 }
 
 function recordOf(value: unknown): Readonly<Record<string, unknown>> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined
+  return isRecord(value) ? value : undefined
 }
 
 function stringOf(value: unknown): string | undefined {

@@ -1,5 +1,6 @@
 /** A delta's `content` as a string or as an array of typed parts (Mistral, some gateways). */
-import { isRecord, stringField } from './json.ts'
+import { isRecord } from 'dsh-llm'
+import { stringField } from './json.ts'
 
 /** Where one piece of content goes: visible text, reasoning, or a refusal. */
 export type PieceKind = 'text' | 'reasoning' | 'refusal'

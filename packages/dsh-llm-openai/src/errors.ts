@@ -1,6 +1,6 @@
 /** The adapter's failure vocabulary, its call context, and thrown transport errors as `LlmFailure`s. */
-import { assertNever, LlmErrorCode, type LlmFailure, llmFailure } from 'dsh-llm'
-import { isRecord, numberField, stringField } from './json.ts'
+import { assertNever, isRecord, LlmErrorCode, type LlmFailure, llmFailure } from 'dsh-llm'
+import { numberField, stringField } from './json.ts'
 
 /** Codes this package adds to `LlmErrorCode`. */
 export const OpenAiErrorCode = {

@@ -2,9 +2,9 @@
  * Error classification: a non-2xx response becomes an `LlmFailure` whose code follows the provider's
  * own error code first and the HTTP status second.
  */
-import { LlmErrorCode, type LlmFailure, llmFailure } from 'dsh-llm'
+import { isRecord, LlmErrorCode, type LlmFailure, llmFailure } from 'dsh-llm'
 import { type CallContext, where } from './errors.ts'
-import { isRecord, type JsonRecord, stringField, tryParseJson } from './json.ts'
+import { type JsonRecord, stringField, tryParseJson } from './json.ts'
 import { headerRequestId } from './request-id.ts'
 import { retryAfterMs } from './retry-after.ts'
 

@@ -3,11 +3,6 @@
 /** A parsed JSON object. */
 export type JsonRecord = { readonly [key: string]: unknown }
 
-/** True for a non-null, non-array object. */
-export function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** `value` when it is a string, else `undefined`. */
 export function stringField(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined

@@ -2,6 +2,7 @@
 import {
   CallId,
   type FinishReason,
+  isRecord,
   LlmErrorCode,
   type LlmFailure,
   llmFailure,
@@ -11,7 +12,7 @@ import {
 import { type PieceKind, readContent } from './content-parts.ts'
 import { type CallContext, where } from './errors.ts'
 import { mapFinishReason } from './finish.ts'
-import { isRecord, type JsonRecord, numberField, stringField } from './json.ts'
+import { type JsonRecord, numberField, stringField } from './json.ts'
 import { mapUsage } from './usage.ts'
 import type { OpenAiWarning, OpenAiWarningCode } from './warnings.ts'
 

@@ -1,6 +1,6 @@
 /** Token usage: the provider's overlapping counts become dsh's disjoint ones. */
-import type { Usage } from 'dsh-llm'
-import { isRecord, type JsonRecord, numberField } from './json.ts'
+import { isRecord, type Usage } from 'dsh-llm'
+import { type JsonRecord, numberField } from './json.ts'
 
 /**
  * Maps a Chat Completions `usage` object. Cached prompt tokens come from DeepSeek's

@@ -13,6 +13,7 @@ export {
   SessionId,
   setIdSource,
 } from './ids.ts'
+export { isRecord } from './json-record.ts'
 export {
   type AssistantMessage,
   createAssistantMessage,

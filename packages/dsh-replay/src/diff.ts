@@ -1,4 +1,5 @@
 /** Leaf-level differences between two JSON values, for telling a person why a request missed. */
+import { isRecord } from 'dsh-llm'
 import type { Json } from './canonical.ts'
 
 /** One place where the recorded value and the new one differ. `undefined` means absent. */
@@ -9,17 +10,13 @@ export interface Difference {
   readonly got: Json | undefined
 }
 
-function isObject(value: Json | undefined): value is { readonly [key: string]: Json } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 function walk(path: string, recorded: Json | undefined, got: Json | undefined, out: Difference[]): void {
   if (Array.isArray(recorded) && Array.isArray(got)) {
     const length = Math.max(recorded.length, got.length)
     for (let i = 0; i < length; i++) walk(`${path}[${i}]`, recorded[i], got[i], out)
     return
   }
-  if (isObject(recorded) && isObject(got)) {
+  if (isRecord(recorded) && isRecord(got)) {
     const keys = [...new Set([...Object.keys(recorded), ...Object.keys(got)])].sort()
     for (const key of keys) walk(path === '' ? key : `${path}.${key}`, recorded[key], got[key], out)
     return

@@ -5,11 +5,7 @@
  * kind, an unusual but valid value) or produces the error message. Zod stays the single source of
  * every message and path; these checks only decide the common case without it.
  */
-
-/** A zod-accepted object: non-null, not an array (zod's objects accept extra keys). */
-export function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
+import { isRecord } from 'dsh-llm'
 
 /** `z.string()`. */
 export function isString(value: unknown): value is string {

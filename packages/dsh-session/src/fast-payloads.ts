@@ -5,7 +5,7 @@
  * defect. So validation rejects exactly what zod rejects, and zod's slow paths (the open unions'
  * `superRefine`) run only for unusual values.
  */
-import { REASONING_EFFORTS } from 'dsh-llm'
+import { isRecord, REASONING_EFFORTS } from 'dsh-llm'
 import {
   isAssistantMessage,
   isCount,
@@ -13,7 +13,6 @@ import {
   isNonEmpty,
   isNumber,
   isOrdinal,
-  isRecord,
   isStreamChunk,
   isString,
   isToolResultMessage,

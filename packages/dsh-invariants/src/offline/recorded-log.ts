@@ -4,6 +4,7 @@
  * so a log with a gap is reported as a violation rather than refused.
  */
 import { readFileSync } from 'node:fs'
+import { isRecord } from 'dsh-llm'
 import {
   decodeSessionFileHeader,
   SessionError,
@@ -34,10 +35,6 @@ export function corrupt(file: string, line: number, why: string, cause?: unknown
     { file, line },
     cause === undefined ? undefined : { cause },
   )
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /**

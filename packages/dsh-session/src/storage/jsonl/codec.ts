@@ -2,7 +2,7 @@
  * The JSONL session file format: a header line, then one event envelope per line, each line ending in
  * `\n`. Encoding and decoding of single lines; streaming lives in `scan.ts`.
  */
-import { SessionId } from 'dsh-llm'
+import { isRecord, SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type { SessionFileHeader, SessionParent } from '../../types.ts'
 
@@ -90,8 +90,4 @@ function decodeParent(value: unknown, corrupt: (why: string) => SessionError): S
     throw corrupt('invalid parent.seedLength')
   }
   return { sessionId: SessionId(sessionId), seedLength }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

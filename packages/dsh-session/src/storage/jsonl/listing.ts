@@ -125,7 +125,9 @@ async function headerOrProblem(path: string, id: string): Promise<HeaderRead | S
     return await readHeader(id, path)
   } catch (error) {
     const typed =
-      error instanceof SessionError ? error : storageError(`cannot read ${path}`, { sessionId: id, file: path }, error)
+      error instanceof SessionError
+        ? error
+        : storageError(`cannot read ${path}`, { sessionId: id, file: path }, error)
     return { path, sessionId: id, reason: typed.message, error: typed }
   }
 }
