@@ -1,17 +1,11 @@
 /**
- * A read-only reader of recorded JSONL session files, for the offline checks. Unlike a storage load it
- * never writes (no torn-tail truncation, no repair, no lock) and leaves seq order to the log grammar,
- * so a log with a gap is reported as a violation rather than refused.
+ * A read-only reader of recorded JSONL session files, for the offline checks: dsh-session's
+ * `SessionFileDecoder` in `recorded` mode over the whole file. Unlike a storage load it never writes
+ * (no torn-tail truncation, no repair, no lock) and leaves seq order to the log grammar, so a log with
+ * a gap is reported as a violation rather than refused.
  */
 import { readFileSync } from 'node:fs'
-import { isRecord } from 'dsh-llm'
-import {
-  decodeSessionFileHeader,
-  SessionError,
-  type SessionEvent,
-  type SessionFileHeader,
-  validateEvent,
-} from 'dsh-session'
+import { SessionError, type SessionEvent, SessionFileDecoder, type SessionFileHeader } from 'dsh-session'
 
 /** A recorded session file, read. Event `i` stood on line `i + 2`. */
 export interface RecordedLog {
@@ -27,94 +21,34 @@ export function eventLine(index: number): number {
   return index + 2
 }
 
-/** A `CORRUPT_LOG` error naming `file:line`. */
-export function corrupt(file: string, line: number, why: string, cause?: unknown): SessionError {
-  return new SessionError(
-    'CORRUPT_LOG',
-    `${file}:${line}: ${why}`,
-    { file, line },
-    cause === undefined ? undefined : { cause },
-  )
+/** A `STORAGE` error for a file that cannot be opened or read. */
+export function unreadable(file: string, cause: unknown): SessionError {
+  const why = cause instanceof Error ? cause.message : String(cause)
+  return new SessionError('STORAGE', `${file}: cannot read: ${why}`, { file }, { cause })
 }
 
 /**
- * Decodes and checks the header line (line 1) of `file`: dsh-session's own header reader (the one
- * `JsonlStorage` uses), accepting any session id. Throws `CORRUPT_LOG` or `UNSUPPORTED_VERSION`.
- */
-export function decodeHeader(text: string, file: string): SessionFileHeader {
-  return decodeSessionFileHeader(text, file)
-}
-
-/**
- * Validates one event line: the core schemas through `validateEvent`; an event type no loaded package
- * defined (a plugin's) is accepted on its envelope alone, since this reader cannot know its payload.
- */
-export function decodeEvent(value: unknown, file: string, line: number): SessionEvent {
-  try {
-    return validateEvent(value)
-  } catch (cause) {
-    if (cause instanceof SessionError && cause.code === 'UNKNOWN_EVENT_TYPE' && isRecord(value)) {
-      if (typeof value.seq === 'number' && typeof value.time === 'number' && 'data' in value) {
-        return Object.freeze(value) as unknown as SessionEvent
-      }
-    }
-    const why = cause instanceof Error ? cause.message : String(cause)
-    throw corrupt(file, line, `invalid event: ${why}`, cause)
-  }
-}
-
-/**
- * Reads `file` without modifying it: a header line, then one event per line. The final line is
- * skipped as torn when it lacks its newline or is not JSON (as a storage load would cut it off). Throws
- * `SessionError`: `STORAGE` when the file cannot be read, `UNSUPPORTED_VERSION` for a newer format,
- * `CORRUPT_LOG` naming the line for a bad header, a middle line that is not JSON, or an invalid event.
+ * Reads `file` without modifying it: a header line (any session id), then one event per line; a
+ * type no loaded package defines (a plugin's) is accepted on its envelope alone. The final line is
+ * skipped as torn when it lacks its newline or is not JSON (as a storage load would cut it off).
+ * Throws `SessionError`: `STORAGE` when the file cannot be read, `UNSUPPORTED_VERSION` for a newer
+ * format, `CORRUPT_LOG` naming the line for a bad header, a middle line that is not JSON, or an
+ * invalid event.
  */
 export function readRecordedLog(file: string): RecordedLog {
-  let text: string
+  let bytes: Buffer
   try {
-    text = readFileSync(file, 'utf8')
+    bytes = readFileSync(file)
   } catch (cause) {
-    const why = cause instanceof Error ? cause.message : String(cause)
-    throw new SessionError('STORAGE', `${file}: cannot read: ${why}`, { file }, { cause })
+    throw unreadable(file, cause)
   }
-  const lines = text.split('\n')
-  const terminated = lines[lines.length - 1] === ''
-  if (terminated) lines.pop()
-  const first = lines[0]
-  if (first === undefined || (lines.length === 1 && !terminated)) {
-    throw corrupt(
-      file,
-      1,
-      first === undefined ? 'the file has no header line' : 'the header line is incomplete',
-    )
-  }
-  const header = decodeHeader(first, file)
-  const events: SessionEvent[] = []
-  let tornLine: number | undefined
-  for (let i = 1; i < lines.length; i++) {
-    const line = i + 1
-    const last = i === lines.length - 1
-    const body = lines[i] ?? ''
-    if (last && !terminated) {
-      tornLine = line
-      break
-    }
-    let value: unknown
-    try {
-      value = JSON.parse(body)
-    } catch (cause) {
-      if (last) {
-        tornLine = line
-        break
-      }
-      throw corrupt(file, line, 'the line is not valid JSON', cause)
-    }
-    events.push(decodeEvent(value, file, line))
-  }
+  const decoder = new SessionFileDecoder(file, { mode: 'recorded' })
+  const events = decoder.push(bytes)
+  const { header, torn } = decoder.end()
   return Object.freeze({
     file,
     header,
     events: Object.freeze(events),
-    ...(tornLine === undefined ? {} : { tornLine }),
+    ...(torn === undefined ? {} : { tornLine: torn.line }),
   })
 }

@@ -1,6 +1,6 @@
 /**
- * A streaming line splitter over a file: reads fixed-size chunks, splits on `\n` at the byte level (so
- * every line knows its byte offset), and hands out the lines of each chunk as one array.
+ * Line splitting for JSONL files: bytes pushed in chunks are split on `\n` at the byte level (so every
+ * line knows its byte offset), and a streaming reader hands out the lines of each chunk read.
  */
 import { isAscii } from 'node:buffer'
 import type { FileHandle } from 'node:fs/promises'
@@ -25,49 +25,71 @@ export interface FileLine {
 }
 
 /**
+ * Splits the bytes of a file, pushed in order in chunks of any size, into lines. I/O-free, so a
+ * streaming read and a whole-file read split alike. Lines cut by a chunk boundary are carried over
+ * (copied: the caller may reuse a pushed buffer at once).
+ */
+export class LineSplitter {
+  // Bytes after the last newline seen, kept as pieces and joined once a newline arrives.
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+  /** File offset of the next byte pushed. */
+  private offset = 0
+  private lineNo = 0
+
+  /** Appends the lines `chunk` completes to `out`, each `terminated`. */
+  push(chunk: Buffer, out: FileLine[]): void {
+    const length = chunk.length
+    const lastNl = length === 0 ? -1 : chunk.lastIndexOf(NEWLINE, length - 1)
+    if (lastNl >= 0) {
+      // Decode the complete lines of this chunk once, then split the text (what a bare reader does).
+      const head = chunk.subarray(0, lastNl + 1)
+      const bytes = this.pendingBytes === 0 ? head : Buffer.concat([...this.pending, head])
+      this.lineNo = splitLines(bytes, this.offset - this.pendingBytes, this.lineNo, out)
+      this.pending = []
+      this.pendingBytes = 0
+    }
+    if (lastNl + 1 < length) {
+      this.pending.push(Buffer.from(chunk.subarray(lastNl + 1)))
+      this.pendingBytes += length - lastNl - 1
+    }
+    this.offset += length
+  }
+
+  /** The file's final line when the bytes pushed do not end in a newline (`terminated: false`), else undefined. */
+  finish(): FileLine | undefined {
+    if (this.pendingBytes === 0) return undefined
+    const text = Buffer.concat(this.pending).toString('utf8')
+    const line = {
+      text,
+      line: ++this.lineNo,
+      offset: this.offset - this.pendingBytes,
+      bytes: this.pendingBytes,
+    }
+    this.pending = []
+    this.pendingBytes = 0
+    return { ...line, terminated: false }
+  }
+}
+
+/**
  * Yields the lines of `handle` from byte 0, one array per chunk read (possibly empty). A final segment
  * without a newline is yielded with `terminated: false`; a file ending in `\n` yields no empty last line.
  */
 export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): AsyncGenerator<FileLine[]> {
   const chunk = Buffer.allocUnsafe(chunkBytes)
-  // Bytes after the last newline seen, kept as pieces and joined once a newline arrives.
-  let pending: Buffer[] = []
-  let pendingBytes = 0
+  const splitter = new LineSplitter()
   let fileOffset = 0
-  let lineNo = 0
   for (;;) {
     const { bytesRead } = await handle.read(chunk, 0, chunkBytes, fileOffset)
     if (bytesRead === 0) break
     const lines: FileLine[] = []
-    const lastNl = bytesRead === 0 ? -1 : chunk.lastIndexOf(NEWLINE, bytesRead - 1)
-    if (lastNl >= 0) {
-      // Decode the complete lines of this chunk once, then split the text (what a bare reader does).
-      const head = chunk.subarray(0, lastNl + 1)
-      const bytes = pendingBytes === 0 ? head : Buffer.concat([...pending, head])
-      lineNo = splitLines(bytes, fileOffset - pendingBytes, lineNo, lines)
-      pending = []
-      pendingBytes = 0
-    }
-    if (lastNl + 1 < bytesRead) {
-      // Copy: `chunk` is reused by the next read.
-      pending.push(Buffer.from(chunk.subarray(lastNl + 1, bytesRead)))
-      pendingBytes += bytesRead - lastNl - 1
-    }
+    splitter.push(chunk.subarray(0, bytesRead), lines)
     fileOffset += bytesRead
     yield lines
   }
-  if (pendingBytes > 0) {
-    lineNo++
-    yield [
-      {
-        text: Buffer.concat(pending).toString('utf8'),
-        line: lineNo,
-        offset: fileOffset - pendingBytes,
-        bytes: pendingBytes,
-        terminated: false,
-      },
-    ]
-  }
+  const last = splitter.finish()
+  if (last !== undefined) yield [last]
 }
 
 /**
