@@ -2,7 +2,7 @@
  * User messages checked at the door: before `send`, `steer` or `inject` stages anything, and
  * before a listener's messages (pre-step batch, additional contexts) reach the log.
  */
-import { frozenCopy, type UserMessage, wellFormedJson } from 'dsh-llm'
+import { frozenCopy, isRecord, type UserMessage, wellFormedJson } from 'dsh-llm'
 import { isUserMessage, SessionError, snapshotJson, userMessageSchema } from 'dsh-session'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
 
@@ -23,7 +23,7 @@ export function checkUserMessage(where: string, value: unknown): UserMessage {
 }
 
 function messageProblem(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isRecord(value)) {
     return `the message must be an object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}`
   }
   const { id, role } = value as { id?: unknown; role?: unknown }

@@ -6,7 +6,7 @@
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec'
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 import Ajv2020 from 'ajv/dist/2020.js'
-import { frozenCopy, type JsonSchema } from 'dsh-llm'
+import { frozenCopy, isRecord, type JsonSchema } from 'dsh-llm'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
 
 /** What a tool's `parameters` may be: a Standard Schema validator, or a plain JSON Schema object. */
@@ -56,10 +56,7 @@ function withoutDialect(schema: Record<string, unknown>): JsonSchema {
  */
 export function compileToolSchema(name: string, parameters: unknown, explicit: unknown): CompiledToolSchema {
   const where = `tools.register: tool "${name}"`
-  if (
-    explicit !== undefined &&
-    (explicit === null || typeof explicit !== 'object' || Array.isArray(explicit))
-  ) {
+  if (explicit !== undefined && !isRecord(explicit)) {
     throw invalid(`${where}: jsonSchema must be a JSON Schema object`)
   }
   if (isStandard(parameters)) {
@@ -76,7 +73,7 @@ export function compileToolSchema(name: string, parameters: unknown, explicit: u
       },
     }
   }
-  if (parameters === null || typeof parameters !== 'object' || Array.isArray(parameters)) {
+  if (!isRecord(parameters)) {
     throw invalid(
       `${where}: parameters must be a Standard Schema validator (zod, valibot, arktype, ...) or a JSON Schema object`,
     )

@@ -1,6 +1,8 @@
 /** Replay metadata: the AI SDK's provider metadata becomes a block's `providerData`, and back. */
+
 import type { SharedV3ProviderMetadata, SharedV3ProviderOptions } from '@ai-sdk/provider'
 import type { JsonObject, JsonValue, ProviderData } from 'dsh-llm'
+import { isRecord } from 'dsh-llm'
 
 /**
  * Plain JSON of `metadata`, keyed by provider: members whose value is not JSON (`undefined`, a
@@ -13,7 +15,7 @@ export function providerDataOf(metadata: SharedV3ProviderMetadata | undefined): 
   let any = false
   for (const [provider, value] of Object.entries(metadata)) {
     const json = jsonOf(value)
-    if (json === undefined || json === null || typeof json !== 'object' || Array.isArray(json)) continue
+    if (!isRecord(json)) continue
     if (Object.keys(json).length === 0) continue
     out[provider] = json as JsonObject
     any = true

@@ -1,5 +1,7 @@
 /** Retry is policy: which failures to retry, how often, and how long to wait in between. */
+
 import { HarnessError, LlmErrorCode, type LlmFailure } from './errors.ts'
+import { isRecord } from './json-record.ts'
 
 /** Options of `resolveRetryPolicy`. Every field is optional; `undefined` means the default. */
 export interface RetryOptions {
@@ -180,7 +182,7 @@ function codesOption(value: unknown): readonly string[] {
 
 function attemptsByCodeOption(value: unknown): Readonly<Record<string, number>> {
   if (value === undefined) return DEFAULT_ATTEMPTS_BY_CODE
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isRecord(value)) {
     throw invalid('maxAttemptsByCode', 'an object of code → attempts', value)
   }
   const out: Record<string, number> = {}

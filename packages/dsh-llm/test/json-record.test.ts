@@ -23,7 +23,8 @@ describe('isRecord', () => {
 
   it('is the only hand-written copy of the test in any package source', () => {
     const packages = fileURLToPath(new URL('../../', import.meta.url))
-    const copy = /typeof (\w+) === 'object' && \1 !== null && !Array\.isArray\(\1\)/
+    const copy =
+      /typeof (\w+) === 'object' && \1 !== null && !Array\.isArray\(\1\)|(\w+) === null \|\| typeof \2 !== 'object' \|\| Array\.isArray\(\2\)|typeof (\w+) !== 'object' \|\| \3 === null \|\| Array\.isArray\(\3\)/
     const found: string[] = []
     for (const pkg of readdirSync(packages)) {
       const src = join(packages, pkg, 'src')

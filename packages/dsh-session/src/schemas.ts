@@ -6,7 +6,7 @@
  * the generated event reference (`docs/reference/events.md`) all read it. Core types are declared in
  * `coreEventCatalog`; packages add theirs with `defineSessionEvent`.
  */
-import { deepFreeze } from 'dsh-llm'
+import { deepFreeze, isRecord } from 'dsh-llm'
 import type { z } from 'zod'
 import { SessionError } from './errors.ts'
 import { type FastCheck, fastPayloadChecks, isEnvelope } from './fast-payloads.ts'
@@ -204,10 +204,10 @@ export function validateEvent(value: unknown): SessionEvent {
 
 /** `validateEvent` without the freeze: the loader freezes freshly parsed values its own way. */
 export function checkEvent(value: unknown): SessionEvent {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+  if (!isRecord(value)) {
     throw new SessionError('INVALID_EVENT', 'invalid event: expected an object')
   }
-  const record = value as Record<string, unknown>
+  const record = value
   const type = typeof record.type === 'string' ? record.type : '(no type)'
   const seq = typeof record.seq === 'number' ? record.seq : -1
   if (!Object.hasOwn(record, 'data')) {
@@ -220,5 +220,5 @@ export function checkEvent(value: unknown): SessionEvent {
   if (!isEnvelope(value)) checkSchema(envelopeSchema, value, type, seq, '')
   const definition = requireEventDefinition(type, seq)
   checkPayload(definition, record.data, type, seq)
-  return value as SessionEvent
+  return value as unknown as SessionEvent
 }
