@@ -20,6 +20,7 @@ import {
   isUserMessage,
   optional,
 } from './fast-blocks.ts'
+import { isValidatedUserMessage } from './validated-messages.ts'
 
 /** A fast acceptance check: `true` means the zod schema accepts the value; `false` means "ask zod". */
 export type FastCheck = (value: unknown) => boolean
@@ -129,13 +130,18 @@ function isHeaderReason(value: unknown): boolean {
 }
 
 /** `inboxSpliceSchema`. */
+/** `userMessageSchema`: a message `validateUserMessage` returned (checked once, frozen), or one that passes. */
+function isCheckedUserMessage(value: unknown): boolean {
+  return isValidatedUserMessage(value) || isUserMessage(value)
+}
+
 function isInboxSplice(value: unknown): boolean {
   return (
     isRecord(value) &&
     (value.target === 'next-turn' || value.target === 'next-step') &&
     isNumber(value.start) &&
     optional(value.removedCount, isNumber) &&
-    isArrayOf(value.inserted, isUserMessage) &&
+    isArrayOf(value.inserted, isCheckedUserMessage) &&
     optional(value.outcome, (x) => x === 'canceled')
   )
 }
@@ -158,7 +164,7 @@ export const fastPayloadChecks = {
     optional(v.interrupted, (x) => typeof x === 'boolean'),
   'tool/result': (v) =>
     isRecord(v) && isTurnStep(v) && isToolResultMessage(v.message) && optional(v.error, isToolError),
-  'user/message': isUserMessage,
+  'user/message': isCheckedUserMessage,
   'turn/start': (v) => isRecord(v) && isOrdinal(v.turn) && isTrigger(v.trigger),
   'turn/end': (v) => isRecord(v) && isOrdinal(v.turn) && isTurnEndReason(v.reason),
   'request/header': (v) => isRecord(v) && isRequestHeader(v.header) && isHeaderReason(v.reason),

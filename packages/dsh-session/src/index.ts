@@ -68,3 +68,5 @@ export {
 } from './storage/writer.ts'
 export { appendInput, Sessions, Sessions as default, type SessionsConfig } from './store.ts'
 export type * from './types.ts'
+export { validateUserMessage } from './user-message.ts'
+export { isValidatedUserMessage } from './validated-messages.ts'

@@ -4,6 +4,7 @@
  */
 import { SessionError } from './errors.ts'
 import { formatPath } from './path.ts'
+import { isValidatedUserMessage } from './validated-messages.ts'
 
 /**
  * Returns a detached, deep-frozen copy of `value` that JSON carries losslessly. Throws `SessionError`
@@ -59,6 +60,8 @@ function quickCopy(value: unknown, depth: number): unknown {
         return Object.freeze(out)
       }
       if (Object.getPrototypeOf(value) !== Object.prototype) return REFUSED
+      // A checked user message is already a detached, deep-frozen plain-JSON copy: share it.
+      if (isValidatedUserMessage(value)) return value
       const source = value as Record<string, unknown>
       const out: Record<string, unknown> = {}
       for (const key in source) {
