@@ -7,7 +7,6 @@ import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type {
-  ExposedSession,
   LoadReport,
   SessionEvent,
   SessionFileHeader,
