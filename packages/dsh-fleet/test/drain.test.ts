@@ -5,10 +5,11 @@
  */
 import { type SessionId, SessionId as sessionId, userText } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
-import { type FleetHost, type FleetHostEvent, Mailbox, type PostgresStorage } from 'dsh-session-postgres'
+import type { FleetHost, FleetHostEvent } from 'dsh-fleet'
+import { Mailbox, type PostgresStorage } from 'dsh-session-postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startHost } from './fixtures/host-app.mjs'
-import { stored, type TestDatabase, testDatabase } from './support.ts'
+import { stored, type TestDatabase, testDatabase } from '../../dsh-session-postgres/test/support.ts'
 
 let db: TestDatabase
 const hosts: { name: string; fleet: FleetHost; storage: PostgresStorage; events: FleetHostEvent[] }[] = []
