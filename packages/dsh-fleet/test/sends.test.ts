@@ -1,10 +1,10 @@
+import type { FleetHost, FleetHostEvent } from 'dsh-fleet'
 import { type SessionId, SessionId as sessionId, userText } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
-import type { FleetHost, FleetHostEvent } from 'dsh-fleet'
 import { Mailbox, type PostgresStorage } from 'dsh-session-postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startHost } from './fixtures/host-app.mjs'
 import { stored, type TestDatabase, testDatabase } from '../../dsh-session-postgres/test/support.ts'
+import { startHost } from './fixtures/host-app.mjs'
 
 let db: TestDatabase
 const hosts: { fleet: FleetHost; storage: PostgresStorage }[] = []
