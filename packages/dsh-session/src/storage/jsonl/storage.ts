@@ -6,12 +6,7 @@ import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
-import type {
-  LoadReport,
-  SessionEvent,
-  SessionFileHeader,
-  SessionListing,
-} from '../../types.ts'
+import type { LoadReport, SessionEvent, SessionFileHeader, SessionListing } from '../../types.ts'
 import { checkBatch, storedPrefix } from '../batch-check.ts'
 import { bothFailures, failureOf, withCleanupFailure } from '../failures.ts'
 import { encodeBatch } from '../json-lines.ts'
