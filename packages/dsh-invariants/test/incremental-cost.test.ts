@@ -51,7 +51,12 @@ describe('the cost of the online request check', () => {
     // The checker reads the session through a wrapper that records every event it rebuilds or reads.
     const reads: number[] = []
     const reader = Object.create(session, {
-      eventAt: { value: (seq: number) => (reads.push(seq), session.eventAt(seq)) },
+      eventAt: {
+        value: (seq: number) => {
+          reads.push(seq)
+          return session.eventAt(seq)
+        },
+      },
     }) as Session
     checker = new RequestChecker({ get: (id) => (id === session.id ? reader : undefined) })
     await run(5)
@@ -97,7 +102,9 @@ describe('the cost of the online request check', () => {
     expect(verdicts[2]).toContain(
       `field messages differs at index 1 (history[1]): the log implies assistant message ${original?.id}`,
     )
-    expect(verdicts[2]).toContain(`the request has user message ${forged.id} (source plugin forger, text "forged")`)
+    expect(verdicts[2]).toContain(
+      `the request has user message ${forged.id} (source plugin forger, text "forged")`,
+    )
     // Once caught, the next request is compared whole again, and fails again.
     expect(verdicts[3]).toBe(verdicts[2])
   })

@@ -42,7 +42,9 @@ class PrefixView implements HistoryView {
   }
 
   continues(earlier: HistoryView): boolean {
-    return earlier instanceof PrefixView && earlier.#backing === this.#backing && earlier.#length <= this.#length
+    return (
+      earlier instanceof PrefixView && earlier.#backing === this.#backing && earlier.#length <= this.#length
+    )
   }
 }
 

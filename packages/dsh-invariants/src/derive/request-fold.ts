@@ -224,6 +224,8 @@ class HistoryPrefix implements HistoryView {
   }
 
   continues(earlier: HistoryView): boolean {
-    return earlier instanceof HistoryPrefix && earlier.#backing === this.#backing && earlier.length <= this.length
+    return (
+      earlier instanceof HistoryPrefix && earlier.#backing === this.#backing && earlier.length <= this.length
+    )
   }
 }

@@ -37,13 +37,22 @@ export class VerifiedHistory {
    * The first difference between `found.messages` and `[...prefix, ...fold.history]` as a sentence,
    * or `undefined` when they agree. `prefixLength` names the parts in the sentence.
    */
-  compare(prefix: readonly Message[], fold: RequestFold, found: LlmRequest, prefixLength: number): string | undefined {
+  compare(
+    prefix: readonly Message[],
+    fold: RequestFold,
+    found: LlmRequest,
+    prefixLength: number,
+  ): string | undefined {
     const history = fold.history
     const parts = requestMessageParts(found)
     const view = parts?.history
     const earlier = this.view
     this.view = undefined
-    if (view === undefined || !this.samePrefix(parts?.prefix ?? [], prefix) || view.length !== history.length) {
+    if (
+      view === undefined ||
+      !this.samePrefix(parts?.prefix ?? [], prefix) ||
+      view.length !== history.length
+    ) {
       return this.full(prefix, fold, found, prefixLength, view)
     }
     const verified =
