@@ -168,9 +168,7 @@ describe('log grammar, online (before the event commits)', () => {
     ])
     expect(grandchild.parent).toEqual({ sessionId: child.id, seedLength: 3 })
     expect(app.invariants.takeViolations()).toEqual([])
-    const parent = grandchild.parent
-    if (parent === undefined) throw new Error('the grandchild is a fork')
-    expect(checkSessionLog(grandchild.events, { parent })).toEqual([])
+    expect(checkSessionLog(grandchild.events, { parent: { sessionId: child.id, seedLength: 3 } })).toEqual([])
     expect(checkSessionLog(grandchild.events)).toEqual([])
     // Only the marker at the seed length ends this fork's seed; an ancestor's may not be repeated after it.
     expect(() => grandchild.append('session/end-seed', {})).toThrow(
