@@ -7,7 +7,7 @@ import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
 import { Sessions } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
-import { nextSlice, SLICE_MS, sliceSpent } from '../src/time-slice.ts'
+import { nextSlice, SLICE_MS, sliceSpent } from '../src/timing/time-slice.ts'
 
 const DELTAS = 20_000
 

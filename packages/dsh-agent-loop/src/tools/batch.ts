@@ -5,12 +5,12 @@
  */
 import { createToolResultMessage, type EventBus, type ToolCallBlock } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { abortWatchers } from './cancel.ts'
-import { AgentLoopErrorCode } from './errors.ts'
-import type { Outbox } from './outbox.ts'
-import { type CallOutcome, callLabel, executeCall, failedCall } from './tool-call.ts'
-import type { RegisteredTool } from './tools.ts'
-import type { TurnPosition } from './types.ts'
+import { AgentLoopErrorCode } from '../errors.ts'
+import type { Outbox } from '../inbox/outbox.ts'
+import { abortWatchers } from '../timing/cancel.ts'
+import type { TurnPosition } from '../types.ts'
+import { type CallOutcome, callLabel, executeCall, failedCall } from './call.ts'
+import type { RegisteredTool } from './registry.ts'
 
 /** What a tool batch needs from its agent. */
 export interface ToolBatchEnv {

@@ -3,8 +3,8 @@
  * `agent/session-prefix` waterfall, recorded in the request header, never in `deriveMessages()`.
  */
 import { type EventBus, frozenCopy, type Message } from 'dsh-llm'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import type { Agent } from './types.ts'
+import { awaitListeners, listenerFailed } from '../hooks.ts'
+import type { Agent } from '../types.ts'
 
 const EMPTY: readonly Message[] = Object.freeze([])
 

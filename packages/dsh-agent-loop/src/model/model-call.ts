@@ -24,16 +24,16 @@ import {
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { durableBarrier } from './barrier.ts'
-import { abortWatchers, sleep } from './cancel.ts'
-import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
-import { awaitListeners, listenerFailed } from './hooks.ts'
+import { AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
+import { awaitListeners, listenerFailed } from '../hooks.ts'
+import { durableBarrier } from '../timing/barrier.ts'
+import { abortWatchers, sleep } from '../timing/cancel.ts'
+import { nextSlice, sliceSpent } from '../timing/time-slice.ts'
+import type { ToolRegistry } from '../tools/registry.ts'
+import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from '../types.ts'
 import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
 import { loggableFailure } from './retry-event.ts'
 import { StreamGuard, type TakenCallIds } from './stream-guard.ts'
-import { nextSlice, sliceSpent } from './time-slice.ts'
-import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
 /** What a model call needs from its agent. */
 export interface ModelCallEnv extends HeaderEnv {

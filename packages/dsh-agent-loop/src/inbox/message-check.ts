@@ -4,7 +4,7 @@
  */
 import { frozenCopy, type UserMessage, wellFormedJson } from 'dsh-llm'
 import { isUserMessage, SessionError, snapshotJson, userMessageSchema } from 'dsh-session'
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
 
 /**
  * Returns `value` as a user message the log accepts — an object with a non-empty string `id`,

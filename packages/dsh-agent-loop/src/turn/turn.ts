@@ -14,16 +14,16 @@ import {
   type UserMessage,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { isAbort, type TurnCancellation, throwIfAborted } from './cancel.ts'
-import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import type { ReactLoopInbox } from './inbox.ts'
-import { checkUserMessage } from './message-check.ts'
-import type { Outbox } from './outbox.ts'
-import { callModel, type ModelCallEnv } from './step.ts'
-import { nextSlice, sliceSpent } from './time-slice.ts'
-import { runToolBatch, type ToolBatchEnv } from './tool-exec.ts'
-import type { Agent, PreStepDecision, TurnPosition } from './types.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
+import { awaitListeners, listenerFailed } from '../hooks.ts'
+import type { ReactLoopInbox } from '../inbox/inbox.ts'
+import { checkUserMessage } from '../inbox/message-check.ts'
+import type { Outbox } from '../inbox/outbox.ts'
+import { callModel, type ModelCallEnv } from '../model/model-call.ts'
+import { isAbort, type TurnCancellation, throwIfAborted } from '../timing/cancel.ts'
+import { nextSlice, sliceSpent } from '../timing/time-slice.ts'
+import { runToolBatch, type ToolBatchEnv } from '../tools/batch.ts'
+import type { Agent, PreStepDecision, TurnPosition } from '../types.ts'
 
 /** What a turn needs from its agent. */
 export interface TurnHost {

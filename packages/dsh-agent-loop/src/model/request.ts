@@ -13,12 +13,12 @@ import {
   wellFormed,
 } from 'dsh-llm'
 import { canonicalHeader, composeRequest, headersEqual, type RequestHeader, type Session } from 'dsh-session'
+import { describeError } from '../errors.ts'
+import { awaitListeners, listenerFailed } from '../hooks.ts'
+import { throwIfAborted } from '../timing/cancel.ts'
+import type { ToolRegistry } from '../tools/registry.ts'
+import type { AgentOptions, TurnPosition } from '../types.ts'
 import { checkCallOptions } from './call-options.ts'
-import { throwIfAborted } from './cancel.ts'
-import { describeError } from './errors.ts'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, TurnPosition } from './types.ts'
 
 /** What rendering a header needs from the agent. */
 export interface HeaderSource {
