@@ -41,3 +41,37 @@ export async function composeSessionPrefix(
   }
   return result.length === 0 ? EMPTY : frozenCopy(result as readonly Message[])
 }
+
+/** Where a loop instance keeps its session prefix once composed (its model call environment, which reads `prefix` for the header). */
+export interface PrefixHolder {
+  readonly bus: EventBus
+  /** The composed prefix; empty until composed. */
+  prefix: readonly Message[]
+  /** True once `prefix` holds this instance's composition. */
+  prefixComposed: boolean
+}
+
+/**
+ * The instance's session prefix: the cached one, or a promise of it while it is composed on first
+ * use (rejecting like `composeSessionPrefix`). A composition that `signal` interrupted is
+ * discarded, never cached: the abort error is thrown instead.
+ */
+export function sessionPrefix(
+  holder: PrefixHolder,
+  agent: Agent,
+  signal: AbortSignal,
+): readonly Message[] | Promise<readonly Message[]> {
+  return holder.prefixComposed ? holder.prefix : composeOnce(holder, agent, signal)
+}
+
+async function composeOnce(
+  holder: PrefixHolder,
+  agent: Agent,
+  signal: AbortSignal,
+): Promise<readonly Message[]> {
+  const composed = await composeSessionPrefix(holder.bus, agent, signal)
+  if (signal.aborted) throw signal.reason
+  holder.prefix = composed
+  holder.prefixComposed = true
+  return composed
+}
