@@ -61,4 +61,5 @@ export {
   type SessionWriterOptions,
 } from './storage/writer.ts'
 export { appendInput, Sessions, Sessions as default, type SessionsConfig } from './store.ts'
+export { nextSlice, SLICE_MS, sliceSpent } from './time-slice.ts'
 export type * from './types.ts'

@@ -23,9 +23,9 @@ import {
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
+import { nextSlice, sliceSpent } from 'dsh-session'
 import { AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
 import { abortWatchers } from '../timing/cancel.ts'
-import { nextSlice, sliceSpent } from '../timing/time-slice.ts'
 import type { ToolRegistry } from '../tools/registry.ts'
 import type { AgentOptions, AgentWarning, TurnPosition } from '../types.ts'
 import type { HeaderEnv } from './header.ts'
