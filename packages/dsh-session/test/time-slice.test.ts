@@ -6,6 +6,8 @@ import { SessionId } from 'dsh-llm'
 import { MemoryStorage, SessionWriter, SLICE_MS, sliceSpent } from 'dsh-session'
 import { describe, expect, it } from 'vitest'
 
+type TimeSliceModule = typeof import('../src/time-slice.ts')
+
 /** Starts a fresh event-loop turn, then uses up its slice as other sliced work would. */
 async function spendSlice(spent: () => boolean): Promise<void> {
   await new Promise((resolve) => setImmediate(resolve))
@@ -44,8 +46,11 @@ describe('time slice', () => {
   })
 
   it('two copies of the module share one slice (kept on globalThis)', async () => {
-    const first = await import('../src/time-slice.ts?copy=first')
-    const second = await import('../src/time-slice.ts?copy=second')
+    // A query makes the module loader evaluate the file again: a second copy with its own state.
+    const file = new URL('../src/time-slice.ts', import.meta.url).href
+    const copy = (name: string): Promise<TimeSliceModule> => import(/* @vite-ignore */ `${file}?copy=${name}`)
+    const first = await copy('first')
+    const second = await copy('second')
     expect(first.sliceSpent).not.toBe(second.sliceSpent)
     await spendSlice(first.sliceSpent)
     expect(second.sliceSpent()).toBe(true)
