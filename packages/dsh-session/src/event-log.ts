@@ -6,7 +6,7 @@
  */
 import { ChunkRun, isPlainChunk, type LogEntry, MIN_RUN } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
-import type { SessionEvent, SessionEventOf } from './types.ts'
+import type { SessionEvent, SessionEventOf, SessionEventType } from './types.ts'
 
 type ChunkEvent = SessionEventOf<'assistant/chunk'>
 
@@ -55,6 +55,12 @@ export class EventLog {
   at(seq: number): SessionEvent | undefined {
     const entry = this.entries[seq]
     return entry instanceof ChunkRun ? entry.at(seq) : entry
+  }
+
+  /** The type of the event of `seq`, a folded chunk's without rebuilding it; undefined past the end. */
+  typeAt(seq: number): SessionEventType | undefined {
+    const entry = this.entries[seq]
+    return entry instanceof ChunkRun ? 'assistant/chunk' : entry?.type
   }
 
   /**

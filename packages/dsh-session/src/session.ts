@@ -92,6 +92,10 @@ export class LiveSession implements Session {
     return this.log.at(seq)
   }
 
+  eventTypeAt(seq: number): SessionEventType | undefined {
+    return this.log.typeAt(seq)
+  }
+
   get seq(): number {
     return this.log.length
   }
