@@ -11,7 +11,7 @@
  * Tool-body deadlines cost nothing here: a tool that returns synchronously arms no timer.
  */
 import { wellFormed, wellFormedJson } from 'dsh-llm'
-import { StreamGuard, type TakenCallIds } from '../../packages/dsh-agent-loop/src/stream-guard.ts'
+import { StreamGuard, type TakenCallIds } from '../../packages/dsh-agent-loop/src/model/stream-guard.ts'
 import { dshStepChunks } from './loop/dsh-chunks.ts'
 import { median } from './stats.ts'
 import { stepScript, TOOL_RESULT } from './workload.ts'

@@ -19,18 +19,18 @@ import {
   userText,
 } from 'dsh-llm'
 import type { Session, SessionEvent } from 'dsh-session'
-import { TurnCancellation } from './cancel.ts'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
-import { ReactLoopInbox } from './inbox.ts'
-import { checkUserMessage } from './message-check.ts'
-import { Outbox } from './outbox.ts'
-import { composeSessionPrefix } from './prefix.ts'
-import { Prompts } from './prompts.ts'
-import type { ModelCallEnv } from './step.ts'
-import type { ToolBatchEnv } from './tool-exec.ts'
-import { runTurn, type TurnHost } from './turn.ts'
-import type { TurnResult } from './turn-result.ts'
-import { type TurnStream, turnStream } from './turn-stream.ts'
+import { ReactLoopInbox } from './inbox/inbox.ts'
+import { checkUserMessage } from './inbox/message-check.ts'
+import { Outbox } from './inbox/outbox.ts'
+import type { ModelCallEnv } from './model/model-call.ts'
+import { TurnCancellation } from './timing/cancel.ts'
+import type { ToolBatchEnv } from './tools/batch.ts'
+import type { PrefixHolder } from './turn/prefix.ts'
+import { Prompts } from './turn/prompts.ts'
+import type { TurnResult } from './turn/result.ts'
+import { type TurnStream, turnStream } from './turn/stream.ts'
+import { runTurn, type TurnHost } from './turn/turn.ts'
 import type { Agent, AgentOptions, AgentStatus, CancelOptions, SendOptions } from './types.ts'
 
 /** The step limit of a turn when `maxSteps` is not given. */
@@ -72,9 +72,6 @@ export class LoopAgent implements Agent {
   private wakeRequested = false
   private driver: Promise<void> | undefined
   private readonly flushes = new Set<Promise<void>>()
-  private prefix: readonly Message[] | undefined
-  /** The model call's environment; its `prefix` follows `prefix` once composed. */
-  private readonly modelEnv: { prefix: readonly Message[] }
   private readonly bus: EventBus
   private readonly prompts: Prompts
   /** The number of the open turn, from `turn/start` until `turn/end`. */
@@ -101,10 +98,7 @@ export class LoopAgent implements Agent {
         bus.emit('agent/inbox/claimed', [this, { message, turn }])
       },
     })
-    // A data member kept in step with `this.prefix` (see `composePrefix`), not a getter: V8 builds
-    // an object literal with a getter as a slow dictionary object, and the step reads this one many
-    // times.
-    const model: ModelCallEnv & { prefix: readonly Message[] } = {
+    const model: ModelCallEnv & PrefixHolder = {
       bus,
       llm,
       tools: toolRegistry,
@@ -112,6 +106,7 @@ export class LoopAgent implements Agent {
       options,
       policy: setup.policy,
       prefix: EMPTY_PREFIX,
+      prefixComposed: false,
       firstRequest: true,
       headerMemo: undefined,
       callIds: undefined,
@@ -121,14 +116,12 @@ export class LoopAgent implements Agent {
       bus,
       session,
       outbox: this.outbox,
-      // `select(options.tools)` narrowed to one name, without building the list for every call.
-      offered: (name) =>
-        options.tools === undefined || options.tools.includes(name) ? toolRegistry.get(name) : undefined,
+      registry: toolRegistry,
+      toolNames: options.tools,
       maxConcurrency: setup.maxToolConcurrency,
       toolTimeoutMs: setup.toolTimeoutMs,
       abortGraceMs: setup.abortGraceMs,
     }
-    this.modelEnv = model
     this.host = {
       bus,
       agent: this,
@@ -139,7 +132,6 @@ export class LoopAgent implements Agent {
       tools,
       // Infinity (explicitly asked for) never stops a turn.
       maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
-      sessionPrefix: (signal) => this.sessionPrefix(signal),
       report: (error) => this.report(error),
       turnClosed: () => {
         this.cancellation = undefined
@@ -414,18 +406,6 @@ export class LoopAgent implements Agent {
     })
     this.flushes.add(flush)
     void flush.finally(() => this.flushes.delete(flush))
-  }
-
-  private sessionPrefix(signal: AbortSignal): readonly Message[] | Promise<readonly Message[]> {
-    return this.prefix ?? this.composePrefix(signal)
-  }
-
-  private async composePrefix(signal: AbortSignal): Promise<readonly Message[]> {
-    const composed = await composeSessionPrefix(this.bus, this, signal)
-    if (signal.aborted) throw signal.reason
-    this.prefix = composed
-    this.modelEnv.prefix = composed
-    return composed
   }
 
   private setStatus(status: AgentStatus): void {

@@ -1,6 +1,7 @@
 /** Awaiting an extension point: cut short by cancellation, listener failures named by event. */
-import { untilAborted } from './cancel.ts'
+
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
+import { untilAborted } from './timing/cancel.ts'
 import type { Agent } from './types.ts'
 
 /**

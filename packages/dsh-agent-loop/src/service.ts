@@ -3,9 +3,9 @@ import { type Context, Service } from 'cordis'
 import { emitContained, resolveRetryPolicy, type SessionId } from 'dsh-llm'
 import type { InboxState, Session } from 'dsh-session'
 import { LoopAgent } from './agent.ts'
-import { checkCallOptions } from './call-options.ts'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
-import { INBOX_PROJECTION, inboxProjection } from './inbox.ts'
+import { INBOX_PROJECTION, inboxProjection } from './inbox/inbox.ts'
+import { checkCallOptions } from './model/call-options.ts'
 import type { Agent, AgentLoopConfig, AgentOptions, ResumeOptions } from './types.ts'
 
 declare module 'cordis' {

@@ -14,10 +14,10 @@ import type {
   UserMessage,
 } from 'dsh-llm'
 import type { InboxTarget, Session } from 'dsh-session'
-import type { Inbox } from './inbox.ts'
-import type { ToolArgs, ToolParameters } from './tool-schema.ts'
-import type { TurnResult } from './turn-result.ts'
-import type { TurnStream } from './turn-stream.ts'
+import type { Inbox } from './inbox/inbox.ts'
+import type { ToolArgs, ToolParameters } from './tools/schema.ts'
+import type { TurnResult } from './turn/result.ts'
+import type { TurnStream } from './turn/stream.ts'
 
 /** Closed: what an agent is doing. `running` from the moment a turn opens until the queue is empty. */
 export type AgentStatus = 'idle' | 'running'

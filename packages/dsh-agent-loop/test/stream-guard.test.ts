@@ -5,7 +5,7 @@
  */
 import { CallId, REPLACEMENT_CHARACTER, type StreamChunk } from 'dsh-llm'
 import { describe, expect, it } from 'vitest'
-import { StreamGuard, type TakenCallIds } from '../src/stream-guard.ts'
+import { StreamGuard, type TakenCallIds } from '../src/model/stream-guard.ts'
 
 const PAIR = '\u{1F600}'
 const LONE = '\uD800'

@@ -5,9 +5,8 @@
 import { Context } from 'cordis'
 import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
-import { Sessions } from 'dsh-session'
+import { nextSlice, Sessions, SLICE_MS, sliceSpent } from 'dsh-session'
 import { describe, expect, test } from 'vitest'
-import { nextSlice, SLICE_MS, sliceSpent } from '../src/time-slice.ts'
 
 const DELTAS = 20_000
 

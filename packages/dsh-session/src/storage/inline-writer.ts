@@ -7,9 +7,9 @@
  */
 import type { SessionId } from 'dsh-llm'
 import { SessionError } from '../errors.ts'
+import { nextSlice, sliceSpent } from '../time-slice.ts'
 import type { SessionEvent } from '../types.ts'
 import type { EventWriter } from './event-writer.ts'
-import { nextTurn, sliceSpent } from './ready-slice.ts'
 import { estimateBytes } from './write-queue.ts'
 
 /** Where an inline writer puts events: one session of an in-process backend. */
@@ -86,7 +86,7 @@ export class InlineWriter implements EventWriter {
   }
 
   ready(): Promise<void> {
-    if (this.pendingBytes <= this.highWaterMark) return sliceSpent() ? nextTurn() : RESOLVED
+    if (this.pendingBytes <= this.highWaterMark) return sliceSpent() ? nextSlice() : RESOLVED
     // Over the mark only while the backend refuses: writing is paused until a flush retries, so
     // report the refusal, as `SessionWriter` does when paused.
     return Promise.reject(this.failure(this.refusal))

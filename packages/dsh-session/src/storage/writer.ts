@@ -8,11 +8,11 @@
 import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../errors.ts'
+import { nextSlice, sliceSpent } from '../time-slice.ts'
 import type { SessionEvent } from '../types.ts'
 import { storedPrefix } from './batch-check.ts'
 import type { EventWriter } from './event-writer.ts'
 import { hasSessionCode } from './failures.ts'
-import { nextTurn, sliceSpent } from './ready-slice.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './types.ts'
 import { type TakenBatch, WriteQueue } from './write-queue.ts'
 
@@ -120,7 +120,7 @@ export class SessionWriter implements EventWriter {
    * if writing stopped while it waited.
    */
   ready(): Promise<void> {
-    if (this.unsynced <= this.highWaterMark) return sliceSpent() ? nextTurn() : Promise.resolve()
+    if (this.unsynced <= this.highWaterMark) return sliceSpent() ? nextSlice() : Promise.resolve()
     if (this.paused && this.failure !== undefined) return Promise.reject(this.failure)
     return new Promise((resolve, reject) => this.readyWaiters.push({ resolve, reject }))
   }

@@ -9,7 +9,7 @@ import {
   type Usage,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
 
 /** The outcome of one turn, as `agent.prompt` resolves it. */
 export interface TurnResult {

@@ -1,22 +1,23 @@
 /**
- * The process-wide time slice. Every agent's loop asks `sliceSpent()` at each streamed chunk and
- * each step start; once the current event-loop turn has run agent work for `SLICE_MS`, the answer is
- * yes and the agent awaits `nextSlice()` (a macrotask), so timers, I/O and the other agents run
- * before it continues. Without it, 1,000 agents whose responses arrive together run back to back in
- * one event-loop turn (every expired timer and all of its microtasks) and block the loop for
- * hundreds of milliseconds.
+ * The process-wide time slice: one budget per event-loop turn for work that runs in many small
+ * pieces. The agent loop asks `sliceSpent()` before each streamed chunk it logs and at each step
+ * start; a storage writer's `ready()` asks it for a producer that never waits on the backend. Once
+ * such work has held the current event-loop turn for `SLICE_MS`, the answer is yes and the worker
+ * awaits `nextSlice()` (a macrotask), so timers, I/O and the other workers run before it continues.
+ * Without it, 1,000 agents whose responses arrive together run back to back in one event-loop turn
+ * (every expired timer and all of its microtasks) and block the loop for hundreds of milliseconds.
  *
  * A turn of the event loop is recognised by an immediate scheduled at its first check: until that
- * immediate runs, the slice is the same one. Waiting agents form one FIFO queue; each later turn
- * resumes them in order, one per immediate, while its slice has room, and the rest wait without
- * being woken.
+ * immediate runs, the slice is the same one. Waiters form one FIFO queue; each later turn resumes
+ * them in order, one per immediate, while its slice has room, and the rest wait without being woken.
  */
 // Imported, not the global: Node 20's global `performance` is a lazy accessor run on every read,
-// and this clock is read at every streamed chunk.
+// and this clock is read at every streamed chunk. `setImmediate` is imported too, so a test's fake
+// timers do not capture it.
 import { performance } from 'node:perf_hooks'
 import { setImmediate } from 'node:timers'
 
-/** How long agent work may hold one event-loop turn, ms. */
+/** How long sliced work (agents, `ready()` callers) may hold one event-loop turn, ms. */
 export const SLICE_MS = 1
 
 interface SliceState {
@@ -38,7 +39,7 @@ interface SliceState {
  * Kept on `globalThis` under a registered symbol, so the slice is one per process even when two
  * copies of this package are loaded (a bundle next to the package, two versions in one tree).
  */
-const KEY = Symbol.for('dsh-agent-loop.time-slice.v2')
+const KEY = Symbol.for('dsh-session.time-slice.v1')
 const registry = globalThis as Record<symbol, SliceState | undefined>
 const slice: SliceState = registry[KEY] ?? {
   start: 0,
@@ -57,8 +58,8 @@ function closeSlice(): void {
 }
 
 /**
- * True when agent work has held the current event-loop turn for `SLICE_MS` or longer; the first
- * call of a turn starts its slice. Cheap: one clock read.
+ * True when sliced work has held the current event-loop turn for `SLICE_MS` or longer; the first
+ * call of a turn starts its slice. Cheap: one clock read. Shared by every caller in the process.
  */
 export function sliceSpent(): boolean {
   const now = performance.now()
@@ -73,8 +74,9 @@ export function sliceSpent(): boolean {
 
 /**
  * Resolves in a later event-loop turn (after the pending immediates, timers and I/O callbacks),
- * once the agents that waited before this one have had theirs: waiters resume in FIFO order, each
+ * once the callers that waited before this one have had theirs: waiters resume in FIFO order, each
  * from an immediate of its own (so it runs alone until it waits again), while the slice lasts.
+ * Never rejects.
  */
 export function nextSlice(): Promise<void> {
   return new Promise((resolve) => {

@@ -15,7 +15,7 @@ import {
   type SessionEvent,
   type SessionProjections,
 } from 'dsh-session'
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
 
 /** The key of the standard inbox projection on `ctx.sessionProjections`. */
 export const INBOX_PROJECTION = 'inbox'

@@ -4,8 +4,8 @@
  */
 import type { HarnessError, MessageId, TurnEndReason } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { AgentLoopErrorCode } from './errors.ts'
-import { readTurnResult, TurnError, type TurnResult, turnErrorOf } from './turn-result.ts'
+import { AgentLoopErrorCode } from '../errors.ts'
+import { readTurnResult, TurnError, type TurnResult, turnErrorOf } from './result.ts'
 
 interface Waiter {
   resolve: (result: TurnResult) => void

@@ -1,24 +1,15 @@
 /**
- * Request building: render the header (system prompt, tools, call config, session prefix), record
- * it when owed, and build the request from the log. `buildLoopRequest` is the loop's only way to a
- * model request.
+ * The request header: render it (system prompt, tools, call config, session prefix) and record a
+ * `request/header` snapshot when one is owed.
  */
-import {
-  deepFreeze,
-  type EventBus,
-  type LlmCallConfig,
-  type LlmRequest,
-  type Message,
-  markLoopRequest,
-  wellFormed,
-} from 'dsh-llm'
-import { canonicalHeader, composeRequest, headersEqual, type RequestHeader, type Session } from 'dsh-session'
+import { deepFreeze, type EventBus, type LlmCallConfig, type Message, wellFormed } from 'dsh-llm'
+import { canonicalHeader, headersEqual, type RequestHeader, type Session } from 'dsh-session'
+import { describeError } from '../errors.ts'
+import { awaitListeners, listenerFailed } from '../hooks.ts'
+import { throwIfAborted } from '../timing/cancel.ts'
+import type { ToolRegistry } from '../tools/registry.ts'
+import type { AgentOptions, TurnPosition } from '../types.ts'
 import { checkCallOptions } from './call-options.ts'
-import { throwIfAborted } from './cancel.ts'
-import { describeError } from './errors.ts'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, TurnPosition } from './types.ts'
 
 /** What rendering a header needs from the agent. */
 export interface HeaderSource {
@@ -240,29 +231,4 @@ export function recordHeader(session: Session, header: RequestHeader, firstOfIns
   } else if (latest === undefined || !headersEqual(latest.header, header)) {
     session.append('request/header', { header, reason: 'change' })
   }
-}
-
-/**
- * Builds the request from the log as it stands: `composeRequest(latest header, deriveHistory())`,
- * marked with the session, the log length it saw and the step it is for (the loop streams it with
- * `streamInLoopStep`, so the mark reaches the adapter boundary whatever listeners do with the object).
- * Call it right after the durability barrier. Throws `TypeError` when the log has no header yet (the
- * loop always records one first).
- */
-export function buildLoopRequest(
-  session: Session,
-  position: { readonly turn: number; readonly step: number; readonly signal: AbortSignal },
-): LlmRequest {
-  const { signal } = position
-  const state = session.requestHeader()
-  if (state === undefined)
-    throw new TypeError(`session ${session.id} has no request/header to build a request from`)
-  const request = composeRequest(state.header, session.deriveHistory(), { sessionId: session.id, signal })
-  markLoopRequest(request, {
-    sessionId: session.id,
-    logLength: session.seq,
-    turn: position.turn,
-    step: position.step,
-  })
-  return request
 }

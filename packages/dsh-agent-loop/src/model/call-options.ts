@@ -1,6 +1,6 @@
 /** The call options of `create`/`resume`, checked before anything is created. */
 import { REASONING_EFFORTS } from 'dsh-llm'
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
 
 const EFFORTS = REASONING_EFFORTS
 

@@ -2,7 +2,7 @@
  * Cooperative cancellation: one controller per turn whose first cause wins, and helpers that cut
  * an await short when the turn's signal aborts.
  */
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
 
 /** The cancellation of one turn. `cancel` records the first cause and aborts the signal. */
 export class TurnCancellation {

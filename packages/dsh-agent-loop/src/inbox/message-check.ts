@@ -4,7 +4,7 @@
  */
 import { isRecord, type UserMessage } from 'dsh-llm'
 import { isValidatedUserMessage, SessionError, validateUserMessage } from 'dsh-session'
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
 
 /**
  * Returns `value` as a user message the log accepts — an object with a non-empty string `id`,

@@ -1,8 +1,7 @@
 /**
- * One step's model call: render and record the header, flush, build the request from the log,
- * stream it (every chunk logged as `assistant/chunk`), assemble, and append the answer. Provider
- * failures go through `agent/request-error`, which may retry inside the same step; each retry is
- * logged as `request/retry` before its delay.
+ * One model call: stream the step's request, log every chunk as `assistant/chunk`, assemble, and
+ * append the answer as `assistant/message`. A provider failure comes back as data for the turn's
+ * retry decision (`retry.ts`).
  */
 import {
   type AssistantMessage,
@@ -24,27 +23,26 @@ import {
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { durableBarrier } from './barrier.ts'
-import { abortWatchers, sleep } from './cancel.ts'
-import { AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import { buildLoopRequest, type HeaderEnv, prepareHeader } from './request.ts'
-import { loggableFailure } from './retry-event.ts'
+import { nextSlice, sliceSpent } from 'dsh-session'
+import { AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
+import { abortWatchers } from '../timing/cancel.ts'
+import type { ToolRegistry } from '../tools/registry.ts'
+import type { AgentOptions, AgentWarning, TurnPosition } from '../types.ts'
+import type { HeaderEnv } from './header.ts'
+import type { RetryEnv } from './retry.ts'
 import { StreamGuard, type TakenCallIds } from './stream-guard.ts'
-import { nextSlice, sliceSpent } from './time-slice.ts'
-import type { ToolRegistry } from './tools.ts'
-import type { AgentOptions, AgentWarning, RequestErrorDecision, TurnPosition } from './types.ts'
 
-/** What a model call needs from its agent. */
-export interface ModelCallEnv extends HeaderEnv {
+/** What a step's model call needs from its agent: its header, the call itself and its retries. */
+export interface ModelCallEnv extends HeaderEnv, RetryEnv {
   readonly bus: EventBus
   readonly llm: LlmRuntime
   readonly tools: ToolRegistry
   readonly session: Session
   readonly options: AgentOptions
   readonly policy: RetryPolicy
-  readonly prefix: readonly Message[]
-  /** True until this loop instance has recorded its first header; the call clears it. */
+  /** The instance's session prefix once composed (empty until then); see `turn/prefix.ts`. */
+  prefix: readonly Message[]
+  /** True until this loop instance has recorded its first header; the turn clears it. */
   firstRequest: boolean
   /**
    * Tool-call ids already used in the session's history, built on first need and extended as
@@ -92,8 +90,6 @@ export type ModelCallOutcome =
   | { readonly kind: 'failed'; readonly failure: LlmFailure }
   | { readonly kind: 'aborted' }
 
-type StreamOutcome = ModelCallOutcome
-
 const ABORTED = Symbol('aborted')
 const ENDED = Symbol('ended')
 
@@ -101,74 +97,17 @@ const ENDED = Symbol('ended')
 type ReadEnd = typeof ABORTED | typeof ENDED | { readonly failure: LlmFailure }
 
 /**
- * Calls the model for the step at `position` until it answers, fails for good, or the turn is
- * cancelled. Appends `request/header` when owed, `assistant/chunk` per chunk, one `request/retry`
- * per failed attempt that is retried (attempt, delay, failure with its code and request id), and
- * exactly one `assistant/message` per answered call (an `interrupted` one when a cancelled stream
- * had visible text). Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the
- * abort error while awaiting something other than the stream.
+ * Streams `request` (built by `buildLoopRequest` for the step at `position`) and records the answer:
+ * `assistant/chunk` per chunk, then exactly one `assistant/message` when the model answered (an
+ * `interrupted` one when a cancelled stream had visible text). A provider failure is returned as
+ * `failed` with nothing but its chunks logged; the caller decides about a retry. Rejects only for a
+ * refused append.
  */
-export async function callModel(env: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
-  for (let attempt = 1; ; attempt++) {
-    const preparing = prepareHeader(env, position, env.firstRequest)
-    if (preparing !== undefined) await preparing
-    env.firstRequest = false
-    const barrier = durableBarrier(env.session, position.signal)
-    if (barrier !== undefined) await barrier
-    const request = buildLoopRequest(env.session, position)
-    const outcome = await streamOnce(env, position, request)
-    if (outcome.kind !== 'failed') return outcome
-    const decision = await requestErrorDecision(env, position, outcome.failure, attempt)
-    if (decision.kind === 'fail') return outcome
-    env.session.append('request/retry', {
-      turn: position.turn,
-      step: position.step,
-      attempt,
-      delayMs: decision.delayMs,
-      failure: loggableFailure(outcome.failure),
-    })
-    await sleep(decision.delayMs, position.signal)
-  }
-}
-
-async function requestErrorDecision(
-  env: ModelCallEnv,
-  position: TurnPosition,
-  failure: LlmFailure,
-  attempt: number,
-): Promise<RequestErrorDecision> {
-  const fallback = async (): Promise<RequestErrorDecision> => {
-    const delayMs = env.policy.delayFor(failure, attempt)
-    return delayMs === undefined ? { kind: 'fail' } : { kind: 'retry', delayMs }
-  }
-  const decision: unknown = await awaitListeners('agent/request-error', position.agent, position.signal, () =>
-    env.bus.waterfall('agent/request-error', { ...position, failure, attempt }, fallback),
-  )
-  if (decision !== null && typeof decision === 'object') {
-    const candidate = decision as { kind?: unknown; delayMs?: unknown }
-    if (candidate.kind === 'fail') return { kind: 'fail' }
-    // A finite delay only: it is logged (`request/retry`) and slept, so Infinity and NaN are refused.
-    if (
-      candidate.kind === 'retry' &&
-      typeof candidate.delayMs === 'number' &&
-      candidate.delayMs >= 0 &&
-      candidate.delayMs <= Number.MAX_SAFE_INTEGER
-    ) {
-      return { kind: 'retry', delayMs: candidate.delayMs }
-    }
-  }
-  throw listenerFailed(
-    'agent/request-error',
-    position.agent,
-    `returned ${JSON.stringify(decision)}, not a decision`,
-  )
-}
-
-async function streamOnce(
+export async function callModel(
   env: ModelCallEnv,
   position: TurnPosition,
   request: LlmRequest,
-): Promise<StreamOutcome> {
+): Promise<ModelCallOutcome> {
   const { session } = env
   const { turn, step, signal } = position
   const assembler = new BlockAssembler()
@@ -321,7 +260,7 @@ function interrupt(
   position: TurnPosition,
   assembler: BlockAssembler,
   request: LlmRequest,
-): StreamOutcome {
+): ModelCallOutcome {
   const content = assembler.interruptedBlocks()
   if (content.length > 0) {
     const message = createAssistantMessage({

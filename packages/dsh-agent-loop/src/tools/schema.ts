@@ -7,7 +7,7 @@ import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/sp
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv'
 import Ajv2020 from 'ajv/dist/2020.js'
 import { frozenCopy, isRecord, type JsonSchema } from 'dsh-llm'
-import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError } from '../errors.ts'
 
 /** What a tool's `parameters` may be: a Standard Schema validator, or a plain JSON Schema object. */
 export type ToolParameters = StandardSchemaV1 | JsonSchema

@@ -1,6 +1,6 @@
 /** `agent.stream`: the events of one prompted turn as an async iterable, for streaming UIs. */
 import type { SessionEvent } from 'dsh-session'
-import type { TurnResult } from './turn-result.ts'
+import type { TurnResult } from './result.ts'
 
 /**
  * The events of one prompted turn, from its `turn/start` to its `turn/end` (inclusive), in log

@@ -5,20 +5,21 @@
  */
 import { createToolResultMessage, type EventBus, type ToolCallBlock } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { abortWatchers } from './cancel.ts'
-import { AgentLoopErrorCode } from './errors.ts'
-import type { Outbox } from './outbox.ts'
-import { type CallOutcome, callLabel, executeCall, failedCall } from './tool-call.ts'
-import type { RegisteredTool } from './tools.ts'
-import type { TurnPosition } from './types.ts'
+import { AgentLoopErrorCode } from '../errors.ts'
+import type { Outbox } from '../inbox/outbox.ts'
+import { abortWatchers } from '../timing/cancel.ts'
+import type { TurnPosition } from '../types.ts'
+import { type CallOutcome, callLabel, executeCall, failedCall } from './call.ts'
+import type { RegisteredTool, ToolRegistry } from './registry.ts'
 
 /** What a tool batch needs from its agent. */
 export interface ToolBatchEnv {
   readonly bus: EventBus
   readonly session: Session
   readonly outbox: Outbox
-  /** The tools this agent offers (the `tools` option), resolved when the batch runs. */
-  readonly offered: (name: string) => RegisteredTool | undefined
+  readonly registry: ToolRegistry
+  /** The names of the tools this agent offers (the `tools` option); `undefined` offers every tool. */
+  readonly toolNames: readonly string[] | undefined
   /** The most parallel-safe calls running at once. */
   readonly maxConcurrency: number
   readonly toolTimeoutMs: number
@@ -103,7 +104,7 @@ export async function runToolBatch(
       while (nextToStart < calls.length) {
         const call = calls[nextToStart]
         if (call === undefined) break
-        const tool = env.offered(call.name)
+        const tool = offered(env, call.name)
         if (!canStart(tool)) break
         start(nextToStart++, call, tool)
       }
@@ -126,4 +127,9 @@ function commit(env: ToolBatchEnv, position: TurnPosition, call: ToolCallBlock, 
   const base = { turn: position.turn, step: position.step, message }
   env.session.append('tool/result', outcome.error === undefined ? base : { ...base, error: outcome.error })
   for (const context of outcome.contexts) env.outbox.push(context)
+}
+
+/** `registry.select(toolNames)` narrowed to one name, without building the list for every call. */
+function offered(env: ToolBatchEnv, name: string): RegisteredTool | undefined {
+  return env.toolNames === undefined || env.toolNames.includes(name) ? env.registry.get(name) : undefined
 }

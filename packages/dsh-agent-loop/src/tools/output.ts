@@ -5,8 +5,8 @@
 import { type ContentBlock, isWellFormed, wellFormedJson } from 'dsh-llm'
 import { contentBlockSchema, SessionError, snapshotJson } from 'dsh-session'
 import { z } from 'zod'
-import { describeError } from './errors.ts'
-import type { ToolOutput } from './types.ts'
+import { describeError } from '../errors.ts'
+import type { ToolOutput } from '../types.ts'
 
 const blocksSchema = z.array(contentBlockSchema)
 

@@ -12,14 +12,12 @@ import {
   wellFormedJson,
 } from 'dsh-llm'
 import type { Session, ToolResultError } from 'dsh-session'
-import { durableBarrier } from './barrier.ts'
-import { abortWatchers, isAbort, throwIfAborted } from './cancel.ts'
-import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
-import { awaitListeners } from './hooks.ts'
-import { checkUserMessage } from './message-check.ts'
-import { runBounded, type Settled } from './settle.ts'
-import { checkOutput, describeReturn } from './tool-output.ts'
-import type { RegisteredTool } from './tools.ts'
+import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
+import { awaitListeners } from '../hooks.ts'
+import { checkUserMessage } from '../inbox/message-check.ts'
+import { durableBarrier } from '../timing/barrier.ts'
+import { abortWatchers, isAbort, throwIfAborted } from '../timing/cancel.ts'
+import { runBounded, type Settled } from '../timing/settle.ts'
 import type {
   ToolExecuteContext,
   ToolOutput,
@@ -27,7 +25,9 @@ import type {
   ToolPreExecuteDecision,
   ToolPreExecuteInput,
   TurnPosition,
-} from './types.ts'
+} from '../types.ts'
+import { checkOutput, describeReturn } from './output.ts'
+import type { RegisteredTool } from './registry.ts'
 
 /** What executing a call needs from its agent. */
 export interface ToolCallEnv {

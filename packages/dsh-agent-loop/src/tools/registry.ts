@@ -1,9 +1,9 @@
 /** `ctx.tools`: the registry of tools the model may call. */
 import { type Context, Service } from 'cordis'
 import { frozenCopy, type ToolSchema } from 'dsh-llm'
-import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
-import { type ArgsCheck, compileToolSchema, type ToolParameters } from './tool-schema.ts'
-import type { ToolDefinition, ToolInfo, ToolMode } from './types.ts'
+import { AgentLoopError, AgentLoopErrorCode } from '../errors.ts'
+import type { ToolDefinition, ToolInfo, ToolMode } from '../types.ts'
+import { type ArgsCheck, compileToolSchema, type ToolParameters } from './schema.ts'
 
 declare module 'cordis' {
   interface Context {

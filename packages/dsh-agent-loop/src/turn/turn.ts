@@ -1,29 +1,35 @@
 /**
- * The turn algorithm: claim → session prefix → one `agent/pre-step` decision → `step/start` and the
- * entered batch → model call → tools → outbox drain → `step/end` → continue or stop → `turn/end`.
- * One turn is exactly one execution of this loop.
+ * The turn, in the order it runs: claim → session prefix → `agent/pre-step` → `step/start` and the
+ * entered batch → request header → durability barrier → request → model call (retried inside the
+ * step while `agent/request-error` says so) → tools → post-step (outbox drain, `step/end`) →
+ * continue or stop → `turn/end`. One turn is exactly one execution of this loop; each stage is a
+ * call into the file of its concept, and none of them calls back into the turn.
  */
 import {
   type EventBus,
   HarnessError,
   LlmError,
   llmFailure,
-  type Message,
   redact,
   type TurnEndReason,
   type UserMessage,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { isAbort, type TurnCancellation, throwIfAborted } from './cancel.ts'
-import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from './errors.ts'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import type { ReactLoopInbox } from './inbox.ts'
-import { checkUserMessage } from './message-check.ts'
-import type { Outbox } from './outbox.ts'
-import { callModel, type ModelCallEnv } from './step.ts'
-import { nextSlice, sliceSpent } from './time-slice.ts'
-import { runToolBatch, type ToolBatchEnv } from './tool-exec.ts'
-import type { Agent, PreStepDecision, TurnPosition } from './types.ts'
+import { nextSlice, sliceSpent } from 'dsh-session'
+import { AgentLoopError, AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
+import { awaitListeners } from '../hooks.ts'
+import type { ReactLoopInbox } from '../inbox/inbox.ts'
+import type { Outbox } from '../inbox/outbox.ts'
+import { prepareHeader } from '../model/header.ts'
+import { callModel, type ModelCallEnv, type ModelCallOutcome } from '../model/model-call.ts'
+import { buildLoopRequest } from '../model/request.ts'
+import { retryDelay } from '../model/retry.ts'
+import { durableBarrier } from '../timing/barrier.ts'
+import { isAbort, sleep, type TurnCancellation, throwIfAborted } from '../timing/cancel.ts'
+import { runToolBatch, type ToolBatchEnv } from '../tools/batch.ts'
+import type { Agent, TurnPosition } from '../types.ts'
+import { preStep } from './pre-step.ts'
+import { type PrefixHolder, sessionPrefix } from './prefix.ts'
 
 /** What a turn needs from its agent. */
 export interface TurnHost {
@@ -32,14 +38,9 @@ export interface TurnHost {
   readonly session: Session
   readonly inbox: ReactLoopInbox
   readonly outbox: Outbox
-  readonly model: ModelCallEnv
+  readonly model: ModelCallEnv & PrefixHolder
   readonly tools: ToolBatchEnv
   readonly maxSteps: number | undefined
-  /**
-   * The instance's session prefix: the cached one, or a promise of it while it is composed on
-   * first use (which rejects like `composeSessionPrefix`).
-   */
-  sessionPrefix(signal: AbortSignal): readonly Message[] | Promise<readonly Message[]>
   /** Reports a failure on `agent/error`. */
   report(error: HarnessError): void
   /** Called synchronously right after `turn/end` is appended. */
@@ -92,19 +93,13 @@ export async function runTurn(
   return reason
 }
 
-/** Ends a step that got its answer: the outbox drains after the complete tool-result batch. */
-function closeStep(host: TurnHost, turn: number, step: number): void {
-  host.outbox.drain(host.session)
-  host.session.append('step/end', { turn, step })
-}
-
 async function runSteps(
   host: TurnHost,
   turn: number,
   claimed: readonly UserMessage[],
   signal: AbortSignal,
 ): Promise<TurnEndReason> {
-  const { session, agent } = host
+  const { session, agent, bus } = host
   let batch = claimed
   for (let step = 1; ; step++) {
     // A step start is agent work like a streamed chunk: once the process's slice is spent, the step
@@ -117,12 +112,14 @@ async function runSteps(
       while (sliceSpent()) await nextSlice()
       throwIfAborted(signal)
     }
+    // Claim: the first step's batch came with `turn/start`; a later step takes the steering.
     if (step > 1) batch = host.inbox.claim(turn, false)
-    // Both are synchronous in the common case (prefix cached, no pre-step listener): no await then.
-    const prefix = host.sessionPrefix(signal)
-    const sessionPrefix = prefix instanceof Promise ? await prefix : prefix
+    // Session prefix and pre-step: both synchronous in the common case (prefix cached, no pre-step
+    // listener), with no await then.
+    const prefix = sessionPrefix(host.model, agent, signal)
+    const composed = prefix instanceof Promise ? await prefix : prefix
     const position: TurnPosition = { agent, turn, step, signal }
-    const deciding = preStep(host, position, batch, sessionPrefix)
+    const deciding = preStep(bus, position, batch, composed)
     const decision = deciding instanceof Promise ? await deciding : deciding
     if (decision.kind === 'reject') return BLOCKED
     if (step === 1 && decision.messages.length === 0) return COMPLETED
@@ -132,24 +129,28 @@ async function runSteps(
       while (sliceSpent()) await nextSlice()
       if (signal.aborted) return ABORTED_SENTINEL
     }
-    const outcome = await callModel(host.model, position)
+    // Header → barrier → request → model call, retried inside the step.
+    const outcome = await askModel(host.model, position)
     if (outcome.kind === 'aborted') return ABORTED_SENTINEL
     if (outcome.kind === 'failed') {
       host.report(new LlmError(outcome.failure))
       return Object.freeze({ kind: 'error', failure: outcome.failure })
     }
+    // Tools, then post-step: the outbox drains after the complete tool-result batch.
     const { concluded } =
       outcome.toolCalls.length > 0
         ? await runToolBatch(host.tools, position, outcome.toolCalls)
         : { concluded: false }
-    closeStep(host, turn, step)
+    host.outbox.drain(session)
+    session.append('step/end', { turn, step })
+    // Continue or stop.
     if (signal.aborted) return ABORTED_SENTINEL
     if (concluded) return COMPLETED
     if (outcome.finish.kind === 'max-tokens') return MAX_TOKENS
     if (outcome.toolCalls.length === 0 && host.inbox.nextStep.length === 0) {
-      if (host.bus.has('agent/turn-stopping')) {
+      if (bus.has('agent/turn-stopping')) {
         await awaitListeners('agent/turn-stopping', agent, signal, () =>
-          host.bus.serial('agent/turn-stopping', position),
+          bus.serial('agent/turn-stopping', position),
         )
       } else {
         throwIfAborted(signal)
@@ -162,47 +163,25 @@ async function runSteps(
   }
 }
 
-/** The step's pre-step decision: synchronous when nobody listens to `agent/pre-step`. */
-function preStep(
-  host: TurnHost,
-  position: TurnPosition,
-  messages: readonly UserMessage[],
-  sessionPrefix: readonly Message[],
-): PreStepDecision | Promise<PreStepDecision> {
-  if (!host.bus.has('agent/pre-step')) {
-    // Nobody listens: the default decision, with the abort check the await would have made.
-    throwIfAborted(position.signal)
-    return checkedDecision(position, { kind: 'enter', messages })
+/**
+ * The step's model call: the header (`request/header` when owed), the durability barrier, the
+ * request built from the log, the streamed answer; a failed attempt is retried while
+ * `agent/request-error` says so (each retry logged as `request/retry`, then its delay waited out).
+ * Rejects only for a failing extension point (`LISTENER_FAILED`), a refused append, or the abort
+ * error while awaiting something other than the stream.
+ */
+async function askModel(model: ModelCallEnv, position: TurnPosition): Promise<ModelCallOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const preparing = prepareHeader(model, position, model.firstRequest)
+    if (preparing !== undefined) await preparing
+    model.firstRequest = false
+    const barrier = durableBarrier(model.session, position.signal)
+    if (barrier !== undefined) await barrier
+    const request = buildLoopRequest(model.session, position)
+    const outcome = await callModel(model, position, request)
+    if (outcome.kind !== 'failed') return outcome
+    const delayMs = await retryDelay(model, position, outcome.failure, attempt)
+    if (delayMs === undefined) return outcome
+    await sleep(delayMs, position.signal)
   }
-  const input = { ...position, messages, sessionPrefix }
-  return awaitListeners('agent/pre-step', position.agent, position.signal, () =>
-    host.bus.waterfall('agent/pre-step', input, async () => ({ kind: 'enter', messages }) as const),
-  ).then((decision: unknown) => checkedDecision(position, decision))
-}
-
-function checkedDecision(position: TurnPosition, decision: unknown): PreStepDecision {
-  if (decision !== null && typeof decision === 'object') {
-    const candidate = decision as { kind?: unknown; messages?: unknown }
-    if (candidate.kind === 'reject') return { kind: 'reject' }
-    if (candidate.kind === 'enter' && Array.isArray(candidate.messages)) {
-      const messages: UserMessage[] = []
-      for (const message of candidate.messages as unknown[]) {
-        try {
-          messages.push(checkUserMessage('agent/pre-step', message))
-        } catch (error) {
-          throw listenerFailed(
-            'agent/pre-step',
-            position.agent,
-            `entered a bad message: ${describeError(error)}`,
-          )
-        }
-      }
-      return { kind: 'enter', messages }
-    }
-  }
-  throw listenerFailed(
-    'agent/pre-step',
-    position.agent,
-    `returned ${JSON.stringify(decision)}, not a pre-step decision`,
-  )
 }

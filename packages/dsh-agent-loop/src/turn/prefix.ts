@@ -3,8 +3,8 @@
  * `agent/session-prefix` waterfall, recorded in the request header, never in `deriveMessages()`.
  */
 import { type EventBus, frozenCopy, type Message } from 'dsh-llm'
-import { awaitListeners, listenerFailed } from './hooks.ts'
-import type { Agent } from './types.ts'
+import { awaitListeners, listenerFailed } from '../hooks.ts'
+import type { Agent } from '../types.ts'
 
 const EMPTY: readonly Message[] = Object.freeze([])
 
@@ -40,4 +40,38 @@ export async function composeSessionPrefix(
     )
   }
   return result.length === 0 ? EMPTY : frozenCopy(result as readonly Message[])
+}
+
+/** Where a loop instance keeps its session prefix once composed (its model call environment, which reads `prefix` for the header). */
+export interface PrefixHolder {
+  readonly bus: EventBus
+  /** The composed prefix; empty until composed. */
+  prefix: readonly Message[]
+  /** True once `prefix` holds this instance's composition. */
+  prefixComposed: boolean
+}
+
+/**
+ * The instance's session prefix: the cached one, or a promise of it while it is composed on first
+ * use (rejecting like `composeSessionPrefix`). A composition that `signal` interrupted is
+ * discarded, never cached: the abort error is thrown instead.
+ */
+export function sessionPrefix(
+  holder: PrefixHolder,
+  agent: Agent,
+  signal: AbortSignal,
+): readonly Message[] | Promise<readonly Message[]> {
+  return holder.prefixComposed ? holder.prefix : composeOnce(holder, agent, signal)
+}
+
+async function composeOnce(
+  holder: PrefixHolder,
+  agent: Agent,
+  signal: AbortSignal,
+): Promise<readonly Message[]> {
+  const composed = await composeSessionPrefix(holder.bus, agent, signal)
+  if (signal.aborted) throw signal.reason
+  holder.prefix = composed
+  holder.prefixComposed = true
+  return composed
 }
