@@ -1,10 +1,12 @@
 /**
  * `ctx.sessionProjections`: keyed pure folds over session logs, built lazily over existing history
- * and kept current by `session/event`, readable for any session (no live agent needed).
+ * and kept current by `session/event`, readable for any session (no live agent needed). A fold sees
+ * every event but `assistant/chunk` entries (which `session/event` does not carry either).
  */
 import { type Context, Service } from 'cordis'
 import { redact } from 'dsh-llm'
 import { SessionError } from './errors.ts'
+import { LiveSession } from './session.ts'
 import type { ProjectionDefinition, Session, SessionEvent, SessionProjections } from './types.ts'
 
 declare module 'cordis' {
@@ -159,6 +161,7 @@ export class SessionProjectionRegistry extends Service implements SessionProject
       entry.state = definition.init(session)
       definition.schema?.parse(entry.state)
       for (; entry.upTo < upTo; entry.upTo++) {
+        if (isChunkEntry(session, entry.upTo)) continue
         const event = session.eventAt(entry.upTo)
         if (event === undefined) break
         const next = definition.apply(entry.state, event, session)
@@ -173,6 +176,10 @@ export class SessionProjectionRegistry extends Service implements SessionProject
 
   private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
     while (entry.upTo < upTo && entry.failure === undefined) {
+      if (isChunkEntry(session, entry.upTo)) {
+        entry.upTo++
+        continue
+      }
       const event = session.eventAt(entry.upTo)
       if (event === undefined) return
       this.fold(registration, session, entry, event)
@@ -196,4 +203,10 @@ export class SessionProjectionRegistry extends Service implements SessionProject
 
 function errorText(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error)
+}
+
+/** Whether `seq` of `session` is an `assistant/chunk` (projections skip them; a live log answers without building it). */
+function isChunkEntry(session: Session, seq: number): boolean {
+  if (session instanceof LiveSession) return session.isChunkEntry(seq)
+  return session.eventAt(seq)?.type === 'assistant/chunk'
 }

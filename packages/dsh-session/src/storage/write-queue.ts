@@ -3,13 +3,18 @@
  * the events; for one that takes encoded lines (`appendLines`) it encodes each event when it is
  * queued, so a backlog behind a slow backend is bytes in a `LineArena`, not JS strings and objects.
  */
+import type { StreamChunk } from 'dsh-llm'
+import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import type { SessionEvent } from '../types.ts'
 import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
 import { STRING_PIECE_UNITS } from './large-event.ts'
 import { type EncodedRun, LineArena, SLAB_BYTES } from './line-arena.ts'
 
-/** A queued item: an event (encoded when its batch is taken), or a run of encoded lines. */
-export type QueueEntry = SessionEvent | EncodedRun
+/**
+ * A queued item: an event or a chunk entry (encoded when its batch is taken), or a run of encoded
+ * lines.
+ */
+export type QueueEntry = SessionEvent | ChunkRef | EncodedRun
 
 /** The head of the queue taken as one batch. */
 export interface TakenBatch {
@@ -27,6 +32,30 @@ const TEXT_UNITS = 64 * 1024
 
 function isRun(entry: QueueEntry): entry is EncodedRun {
   return 'slab' in entry
+}
+
+function isChunkRef(entry: SessionEvent | ChunkRef): entry is ChunkRef {
+  return 'run' in entry
+}
+
+/** The event of a queued event or chunk entry (a chunk entry's is built now). */
+export function eventOf(entry: SessionEvent | ChunkRef): SessionEvent {
+  return isChunkRef(entry) ? entry.run.at(entry.seq) : entry
+}
+
+/** The events of a batch holding no encoded lines (a backend that takes events). */
+export function batchEvents(batch: TakenBatch): SessionEvent[] {
+  const out: SessionEvent[] = []
+  for (const entry of batch.entries) out.push(eventOf(entry as SessionEvent | ChunkRef))
+  return out
+}
+
+/**
+ * `JSON.stringify` of the `assistant/chunk` event of these parts, without building the event: the
+ * envelope's keys in their order around the chunk's own text.
+ */
+export function chunkLine(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): string {
+  return `{"type":"assistant/chunk","seq":${seq},"time":${JSON.stringify(time)},"data":{"turn":${turn},"step":${step},"chunk":${JSON.stringify(chunk)}}}`
 }
 
 /** The queue. `encode` says whether events are encoded as they are added. */
@@ -68,8 +97,26 @@ export class WriteQueue {
     const longest = longestString(event.data)
     if (longest > STRING_PIECE_UNITS) return this.push(event)
     if (longest >= RAW_STRING_UNITS) return this.addPieces(arena, event)
-    const line = JSON.stringify(event)
-    if (lineBytesOver(line, this.maxEventBytes) !== undefined) return this.push(event)
+    return this.addLine(JSON.stringify(event), event)
+  }
+
+  /**
+   * Queues the chunk entry `seq` of `run` and returns the size counted for it: encoded now as its
+   * event's line, built from its parts (no event object), unless `defer` (as for `add`).
+   */
+  addChunk(run: ChunkRun, seq: number, defer: boolean, estimate: number): number {
+    const arena = this.arena
+    if (arena === undefined || defer) return this.push({ run, seq }, estimate)
+    const chunk = run.chunkAt(seq)
+    // A chunk holding a long string (a rare long block-end) takes the event path, in pieces.
+    if (longestString(chunk) >= RAW_STRING_UNITS) return this.add(run.at(seq), false)
+    return this.addLine(chunkLine(seq, run.timeAt(seq), run.turn, run.step, chunk), { run, seq })
+  }
+
+  /** Queues one encoded line (no newline) of `entry`. */
+  private addLine(line: string, entry: SessionEvent | ChunkRef): number {
+    const arena = this.arena as LineArena
+    if (lineBytesOver(line, this.maxEventBytes) !== undefined) return this.push(entry)
     if (this.textCount === 0 && line.length >= TEXT_UNITS) {
       // A long line goes to the arena alone, newline written as a byte (no concatenated copy).
       this.entries.push(arena.store(line, 1, true))
@@ -161,7 +208,8 @@ export class WriteQueue {
         continue
       }
       const events: SessionEvent[] = []
-      while (i < entries.length && !isRun(entries[i] as QueueEntry)) events.push(entries[i++] as SessionEvent)
+      while (i < entries.length && !isRun(entries[i] as QueueEntry))
+        events.push(eventOf(entries[i++] as SessionEvent | ChunkRef))
       const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
       if (!Array.isArray(encoded)) return this.chunksAfter(encoded, out, batch, i, sessionId)
       for (const data of encoded) out.push(data)
@@ -187,7 +235,7 @@ export class WriteQueue {
     const out: string[] = []
     for (const entry of batch.entries) {
       if (!isRun(entry)) {
-        out.push(JSON.stringify(entry))
+        out.push(JSON.stringify(eventOf(entry)))
         continue
       }
       const text = entry.data.toString('utf8')
@@ -197,10 +245,10 @@ export class WriteQueue {
     return out
   }
 
-  private push(event: SessionEvent, estimate = -1): number {
+  private push(entry: SessionEvent | ChunkRef, estimate = -1): number {
     if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
-    const size = (estimate < 0 ? estimateBytes(event.data) : estimate) + 64
-    this.entries.push(event)
+    const size = (estimate >= 0 ? estimate : isChunkRef(entry) ? 43 + estimateBytes(entry.run.chunkAt(entry.seq)) : estimateBytes(entry.data)) + 64
+    this.entries.push(entry)
     this.sizes.push(size)
     return size
   }
