@@ -241,7 +241,7 @@ async function streamOnce(
       const log = (chunk: StreamChunk): void => {
         const accepted = guard.accept(chunk)
         if (accepted === undefined) {
-          session.append('assistant/chunk', { turn, step, chunk })
+          session.appendChunk(turn, step, chunk)
           assembler.push(chunk)
         } else {
           logRepaired(session, assembler, turn, step, accepted)
@@ -310,7 +310,7 @@ function logRepaired(
   chunks: readonly StreamChunk[],
 ): void {
   for (const chunk of chunks) {
-    session.append('assistant/chunk', { turn, step, chunk })
+    session.appendChunk(turn, step, chunk)
     assembler.push(chunk)
   }
 }

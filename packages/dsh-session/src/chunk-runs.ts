@@ -188,7 +188,9 @@ export function isPlainChunkData(data: {
   readonly chunk: StreamChunk
 }): boolean {
   const chunk: object = data.chunk
-  return sameKeys(data, DATA_KEYS) && typeof data.chunk.type === 'string' && !Object.hasOwn(chunk, '__proto__')
+  return (
+    sameKeys(data, DATA_KEYS) && typeof data.chunk.type === 'string' && !Object.hasOwn(chunk, '__proto__')
+  )
 }
 
 const EVENT_KEYS = ['type', 'seq', 'time', 'data']

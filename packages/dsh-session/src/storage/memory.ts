@@ -49,7 +49,11 @@ export class MemoryStorage implements SessionStorage {
         sessionId: header.sessionId,
       })
     }
-    this.sessions.set(header.sessionId, { header: Object.freeze({ ...header }), log: new RunLog(), holder: this })
+    this.sessions.set(header.sessionId, {
+      header: Object.freeze({ ...header }),
+      log: new RunLog(),
+      holder: this,
+    })
   }
 
   async acquire(sessionId: SessionId): Promise<void> {

@@ -247,7 +247,12 @@ export class WriteQueue {
 
   private push(entry: SessionEvent | ChunkRef, estimate = -1): number {
     if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
-    const size = (estimate >= 0 ? estimate : isChunkRef(entry) ? 43 + estimateBytes(entry.run.chunkAt(entry.seq)) : estimateBytes(entry.data)) + 64
+    const size =
+      (estimate >= 0
+        ? estimate
+        : isChunkRef(entry)
+          ? 43 + estimateBytes(entry.run.chunkAt(entry.seq))
+          : estimateBytes(entry.data)) + 64
     this.entries.push(entry)
     this.sizes.push(size)
     return size

@@ -7,8 +7,8 @@
  */
 import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
-import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { ChunkRun } from '../chunk-runs.ts'
+import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { SessionEvent } from '../types.ts'
 import { storedPrefix } from './batch-check.ts'
 import type { EventWriter } from './event-writer.ts'
