@@ -75,6 +75,19 @@ export class ChunkRun {
     return (open === undefined ? this.decoded() : open)[index] as StreamChunk
   }
 
+  /** The times of seqs `[from, from + count)` (within the run), as a new array. */
+  timesOf(from: number, count: number): number[] {
+    const start = from - this.first
+    return this.times.slice(start, start + count)
+  }
+
+  /** The chunks of seqs `[from, from + count)` (within the run), as a new array. */
+  chunksOf(from: number, count: number): StreamChunk[] {
+    const start = from - this.first
+    const open = this.open
+    return (open === undefined ? this.decoded() : open).slice(start, start + count)
+  }
+
   /** The event at `seq` (within the run), built and frozen: equal to, not the same as, any earlier one. */
   at(seq: number): SessionEvent {
     return materializeChunk(seq, this.timeAt(seq), this.turn, this.step, this.chunkAt(seq))

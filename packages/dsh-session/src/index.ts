@@ -42,6 +42,7 @@ export { bothFailures, errorChain } from './storage/failures.ts'
 export { decodeHeader as decodeSessionFileHeader, SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
 export { DEFAULT_DIR_MODE, DEFAULT_FILE_MODE } from './storage/jsonl/modes.ts'
+export { expandRunLine, isRunLine } from './storage/jsonl/run-line.ts'
 export { JsonlStorage, type JsonlStorageOptions } from './storage/jsonl/storage.ts'
 export {
   type AdaptiveSyncOptions,

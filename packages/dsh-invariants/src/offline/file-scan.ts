@@ -4,7 +4,7 @@
  */
 import { open } from 'node:fs/promises'
 import { SessionError, type SessionEvent, type SessionFileHeader } from 'dsh-session'
-import { corrupt, decodeEvent, decodeHeader } from './recorded-log.ts'
+import { corrupt, decodeHeader, decodeLine } from './recorded-log.ts'
 
 /** Options of `scanRecordedLog`. */
 export interface ScanOptions {
@@ -18,7 +18,7 @@ export interface ScanOptions {
 export interface ScannedLog {
   readonly file: string
   readonly header: SessionFileHeader
-  /** Events handed to the visitor. Event `i` stood on line `i + 2`. */
+  /** Events handed to the visitor (with the line each stood on). */
   readonly events: number
   /** The final line, when it was torn (no newline, or not JSON): a storage load would cut it off. */
   readonly tornLine?: number
@@ -28,7 +28,7 @@ const NEWLINE = 0x0a
 
 /**
  * Reads `file` without modifying it, calling `onHeader` with the header line and `onEvent` with each
- * event in order (`index` from 0), exactly as `readRecordedLog` would decode them — but one chunk at a
+ * event in order (`index` from 0, and the file line it stood on; a run line stands for several), exactly as `readRecordedLog` would decode them — but one chunk at a
  * time, so memory does not grow with the file. The final line is skipped as torn when it lacks its
  * newline or is not JSON. Rejects with `SessionError`: `STORAGE` when the file cannot be opened or
  * read, `UNSUPPORTED_VERSION` for a newer format, `CORRUPT_LOG` naming the line for a bad header, a
@@ -38,7 +38,7 @@ export async function scanRecordedLog(
   file: string,
   visitor: {
     readonly onHeader?: (header: SessionFileHeader) => void
-    readonly onEvent: (event: SessionEvent, index: number) => void
+    readonly onEvent: (event: SessionEvent, index: number, line: number) => void
   },
   options: ScanOptions = {},
 ): Promise<ScannedLog> {
@@ -86,7 +86,7 @@ class LineDecoder {
     private readonly file: string,
     private readonly visitor: {
       readonly onHeader?: (header: SessionFileHeader) => void
-      readonly onEvent: (event: SessionEvent, index: number) => void
+      readonly onEvent: (event: SessionEvent, index: number, line: number) => void
     },
   ) {}
 
@@ -146,6 +146,6 @@ class LineDecoder {
       this.unparsed = { line, cause }
       return
     }
-    this.visitor.onEvent(decodeEvent(value, this.file, line), this.index++)
+    for (const event of decodeLine(value, this.file, line)) this.visitor.onEvent(event, this.index++, line)
   }
 }

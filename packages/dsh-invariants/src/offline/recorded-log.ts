@@ -6,22 +6,29 @@
 import { readFileSync } from 'node:fs'
 import {
   decodeSessionFileHeader,
+  expandRunLine,
+  isRunLine,
   SessionError,
   type SessionEvent,
   type SessionFileHeader,
   validateEvent,
 } from 'dsh-session'
 
-/** A recorded session file, read. Event `i` stood on line `i + 2`. */
+/** A recorded session file, read. Event `i` stood on line `lines[i]`. */
 export interface RecordedLog {
   readonly file: string
   readonly header: SessionFileHeader
   readonly events: readonly SessionEvent[]
+  /** The 1-based file line of each event (a run line stands for several events). */
+  readonly lines: readonly number[]
   /** The final line, when it was torn (no newline, or not JSON): a storage load would cut it off. */
   readonly tornLine?: number
 }
 
-/** The 1-based file line of the event at `index` of a `RecordedLog`. */
+/**
+ * The 1-based file line of the event at `index` of a file with one event per line (format version
+ * 1, or no run lines); `RecordedLog.lines` holds the lines of any file.
+ */
 export function eventLine(index: number): number {
   return index + 2
 }
@@ -67,7 +74,19 @@ export function decodeEvent(value: unknown, file: string, line: number): Session
 }
 
 /**
- * Reads `file` without modifying it: a header line, then one event per line. The final line is
+ * The events of one parsed line of `file`: the event, or the `assistant/chunk` events a run line
+ * stands for, each checked as `decodeEvent` does. `CORRUPT_LOG` naming the line for a malformed run
+ * line.
+ */
+export function decodeLine(value: unknown, file: string, line: number): SessionEvent[] {
+  if (!isRunLine(value)) return [decodeEvent(value, file, line)]
+  const expanded = expandRunLine(value)
+  if (typeof expanded === 'string') throw corrupt(file, line, `invalid run line: ${expanded}`)
+  return expanded.map((event) => decodeEvent(event, file, line))
+}
+
+/**
+ * Reads `file` without modifying it: a header line, then one event (or one run of chunks) per line. The final line is
  * skipped as torn when it lacks its newline or is not JSON (as a storage load would cut it off). Throws
  * `SessionError`: `STORAGE` when the file cannot be read, `UNSUPPORTED_VERSION` for a newer format,
  * `CORRUPT_LOG` naming the line for a bad header, a middle line that is not JSON, or an invalid event.
@@ -93,6 +112,7 @@ export function readRecordedLog(file: string): RecordedLog {
   }
   const header = decodeHeader(first, file)
   const events: SessionEvent[] = []
+  const eventLines: number[] = []
   let tornLine: number | undefined
   for (let i = 1; i < lines.length; i++) {
     const line = i + 1
@@ -112,12 +132,16 @@ export function readRecordedLog(file: string): RecordedLog {
       }
       throw corrupt(file, line, 'the line is not valid JSON', cause)
     }
-    events.push(decodeEvent(value, file, line))
+    for (const event of decodeLine(value, file, line)) {
+      events.push(event)
+      eventLines.push(line)
+    }
   }
   return Object.freeze({
     file,
     header,
     events: Object.freeze(events),
+    lines: Object.freeze(eventLines),
     ...(tornLine === undefined ? {} : { tornLine }),
   })
 }

@@ -7,6 +7,7 @@ import type { StreamChunk } from 'dsh-llm'
 import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import type { SessionEvent } from '../types.ts'
 import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
+import { encodeRunLine, eventTexts } from './jsonl/run-line.ts'
 import { STRING_PIECE_UNITS } from './large-event.ts'
 import { type EncodedRun, LineArena, SLAB_BYTES } from './line-arena.ts'
 
@@ -66,6 +67,15 @@ export class WriteQueue {
   private text = ''
   private textCount = 0
   private textSize = 0
+  /**
+   * Chunk entries queued and not yet encoded: seqs `[spanFirst, spanFirst + spanCount)` of
+   * `spanRun`, encoded as one run line when something else is queued, the batch is taken, or the span
+   * reaches `TEXT_UNITS` (estimated).
+   */
+  private spanRun: ChunkRun | undefined
+  private spanFirst = 0
+  private spanCount = 0
+  private spanSize = 0
   private readonly arena: LineArena | undefined
 
   /**
@@ -82,7 +92,7 @@ export class WriteQueue {
 
   /** Whether nothing is queued. */
   get empty(): boolean {
-    return this.entries.length === 0 && this.textCount === 0
+    return this.entries.length === 0 && this.textCount === 0 && this.spanCount === 0
   }
 
   /**
@@ -94,6 +104,7 @@ export class WriteQueue {
   add(event: SessionEvent, defer: boolean, estimate = -1): number {
     const arena = this.arena
     if (arena === undefined || defer) return this.push(event, estimate)
+    this.closeSpan(arena)
     const longest = longestString(event.data)
     if (longest > STRING_PIECE_UNITS) return this.push(event)
     if (longest >= RAW_STRING_UNITS) return this.addPieces(arena, event)
@@ -101,16 +112,47 @@ export class WriteQueue {
   }
 
   /**
-   * Queues the chunk entry `seq` of `run` and returns the size counted for it: encoded now as its
-   * event's line, built from its parts (no event object), unless `defer` (as for `add`).
+   * Queues the chunk entry `seq` of `run` and returns the size counted for it, without an event: it
+   * joins the span of chunk entries before it when it continues them (one run line when encoded),
+   * unless `defer` (as for `add`). `estimate`: what `estimateBytes` gives for its payload, or -1.
    */
   addChunk(run: ChunkRun, seq: number, defer: boolean, estimate: number): number {
     const arena = this.arena
     if (arena === undefined || defer) return this.push({ run, seq }, estimate)
-    const chunk = run.chunkAt(seq)
+    const size = (estimate >= 0 ? estimate : 43 + estimateBytes(run.chunkAt(seq))) + 16
+    if (this.spanRun === run && this.spanFirst + this.spanCount === seq) {
+      this.spanCount++
+      this.spanSize += size
+      if (this.spanSize >= TEXT_UNITS) this.closeSpan(arena)
+      return size
+    }
+    this.closeSpan(arena)
     // A chunk holding a long string (a rare long block-end) takes the event path, in pieces.
-    if (longestString(chunk) >= RAW_STRING_UNITS) return this.add(run.at(seq), false)
-    return this.addLine(chunkLine(seq, run.timeAt(seq), run.turn, run.step, chunk), { run, seq })
+    if (longestString(run.chunkAt(seq)) >= RAW_STRING_UNITS) return this.add(run.at(seq), false)
+    this.spanRun = run
+    this.spanFirst = seq
+    this.spanCount = 1
+    this.spanSize = size
+    return size
+  }
+
+  /** Encodes the open span of chunk entries into the collected text: one run line (an event line for one). */
+  private closeSpan(arena: LineArena | undefined): void {
+    const run = this.spanRun
+    if (run === undefined) return
+    const first = this.spanFirst
+    const count = this.spanCount
+    const line =
+      count === 1
+        ? chunkLine(first, run.timeAt(first), run.turn, run.step, run.chunkAt(first))
+        : encodeRunLine(run, first, count)
+    this.spanRun = undefined
+    this.spanCount = 0
+    this.text += `${line}\n`
+    this.textCount += count
+    this.textSize += this.spanSize
+    this.spanSize = 0
+    if (arena !== undefined && this.text.length >= TEXT_UNITS) this.seal(arena)
   }
 
   /** Queues one encoded line (no newline) of `entry`. */
@@ -132,6 +174,7 @@ export class WriteQueue {
 
   /** An event holding a long string: its line goes to the arena in pieces, long strings copied once. */
   private addPieces(arena: LineArena, event: SessionEvent): number {
+    this.closeSpan(arena)
     const pieces = linePieces(event)
     let units = 1
     for (const piece of pieces) units += piece.length
@@ -148,6 +191,7 @@ export class WriteQueue {
 
   /** Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. */
   take(maxBytes: number): TakenBatch {
+    this.closeSpan(undefined)
     if (this.textCount > 0) this.seal(undefined)
     let bytes = 0
     let taken = 0
@@ -178,6 +222,7 @@ export class WriteQueue {
 
   /** Puts a batch that failed back at the head of the queue, to be retried first. */
   putBack(batch: TakenBatch): void {
+    this.closeSpan(undefined)
     if (this.textCount > 0) this.seal(undefined)
     this.entries = batch.entries.concat(this.entries)
     this.sizes = batch.sizes.concat(this.sizes)
@@ -238,14 +283,13 @@ export class WriteQueue {
         out.push(JSON.stringify(eventOf(entry)))
         continue
       }
-      const text = entry.data.toString('utf8')
-      const lines = text.split('\n')
-      for (let i = 0; i < entry.count; i++) out.push(lines[i] ?? '')
+      for (const line of eventTexts(entry.data.toString('utf8'), entry.count)) out.push(line)
     }
     return out
   }
 
   private push(entry: SessionEvent | ChunkRef, estimate = -1): number {
+    this.closeSpan(this.arena)
     if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
     const size =
       (estimate >= 0

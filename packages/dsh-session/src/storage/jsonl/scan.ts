@@ -1,6 +1,7 @@
 /**
  * Reads a JSONL session file front to back, applying the load rules: the header is checked first, every
- * event line must parse, validate and carry the next seq; only the file's final line may be torn.
+ * event line must parse, validate and carry the next seq (a run line: each event it stands for); only
+ * the file's final line may be torn.
  */
 import type { FileHandle } from 'node:fs/promises'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
@@ -8,6 +9,7 @@ import { checkEvent } from '../../schemas.ts'
 import type { SessionEvent, SessionFileHeader } from '../../types.ts'
 import { decodeHeader } from './codec.ts'
 import { type FileLine, readLines } from './lines.ts'
+import { expandRunLine, isRunLine } from './run-line.ts'
 
 /** A torn final line: where it starts and how long it is. */
 export interface TornLine {
@@ -69,6 +71,15 @@ export async function* scanSession(
         value = JSON.parse(line.text)
       } catch (cause) {
         suspect = { line, cause }
+        continue
+      }
+      if (isRunLine(value)) {
+        const expanded = expandRunLine(value)
+        if (typeof expanded === 'string') throw corruptEvent(file, line.line, state.nextSeq, expanded)
+        for (const event of expanded) {
+          events.push(decodeEvent(event, file, line.line, state.nextSeq))
+          state.nextSeq++
+        }
         continue
       }
       events.push(decodeEvent(value, file, line.line, state.nextSeq))

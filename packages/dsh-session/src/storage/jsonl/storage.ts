@@ -2,6 +2,7 @@
  * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
  * a lock file per session so that only one writer (across processes) appends to it.
  */
+
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
@@ -25,6 +26,7 @@ import { assertSameFile, assertStillOwned, identityOf, type Lease } from './leas
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { exposureOf, makeDirectory, resolveModes, type StorageModes } from './modes.ts'
 import { closeReader, listSessions, openForRead, SAFE_ID, scanFile } from './reading.ts'
+import { eventTexts } from './run-line.ts'
 import { scanSession } from './scan.ts'
 import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
 
@@ -188,8 +190,8 @@ export class JsonlStorage implements SessionStorage {
     return this.inTurn(sessionId, (lease, file) =>
       this.withNextSeq(lease, sessionId, file, () => {
         if (this.isRetry(lease, expectedSeq, lines.count)) {
-          const text = Buffer.concat(lines.chunks).toString('utf8')
-          const encoded = text.split('\n').slice(0, lines.count)
+          // Run lines expanded: the stored file is compared, and the rest written, event by event.
+          const encoded = eventTexts(Buffer.concat(lines.chunks).toString('utf8'), lines.count)
           return this.settleRetry(lease, sessionId, file, encoded, expectedSeq, (stored) => {
             const rest = Buffer.from(`${encoded.slice(stored).join('\n')}\n`, 'utf8')
             return writeBatch(
