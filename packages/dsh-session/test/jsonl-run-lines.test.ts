@@ -73,4 +73,30 @@ describe('JSONL run lines', () => {
       message: `${file}:5: corrupt log at expected seq 3: a run line needs times and chunks as arrays of one length (at least one)`,
     })
   })
+
+  it('appends event lines only to a version 1 file, so version 1 readers still read it', async () => {
+    const { dir, file } = await writtenSession()
+    const v1 = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+    // The same log as a version 1 file: its header says 1, its run lines expanded to event lines.
+    const loaded = await new JsonlStorage({ dir }).load(SessionId('s1'))
+    const lines = [
+      v1[0]?.replace('"version":2', '"version":1'),
+      ...loaded.events.map((event) => JSON.stringify(event)),
+    ]
+    writeFileSync(file, `${lines.join('\n')}\n`)
+    const app = await mountSessions({ storage: new JsonlStorage({ dir }) })
+    const session = await app.sessions.open(SessionId('s1'))
+    // Opening closed the interrupted turn 1 (step/end, turn/end); turn 2 streams its chunks.
+    session.append('turn/start', { turn: 2, trigger: { kind: 'queued' } })
+    session.append('step/start', { turn: 2, step: 1 })
+    for (const text of ['f', 'g', 'h']) session.appendChunk(2, 1, { type: 'text-delta', index: 0, text })
+    const json = JSON.stringify(session.events)
+    await app.sessions.close(session)
+    const after = readFileSync(file, 'utf8').split('\n')
+    expect(after.filter((line) => line.startsWith('{"run":'))).toEqual([])
+    expect(after.length).toBe(1 + 8 + 2 + 2 + 3 + 1)
+    expect(JSON.stringify((await new JsonlStorage({ dir }).load(SessionId('s1'))).events)).toBe(json)
+  })
 })

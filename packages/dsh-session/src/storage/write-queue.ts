@@ -28,6 +28,13 @@ export interface TakenBatch {
   readonly bytes: number
 }
 
+/**
+ * The most chunk entries one run line holds: a span this long is encoded (and may go out with the
+ * next background write) while its run goes on, so a crash mid-stream loses fewer than this many
+ * unflushed chunks beyond the usual, and where lines end depends only on the log, never on timing.
+ */
+const RUN_LINE_ENTRIES = 64
+
 /** Lines collected as text are copied into the arena once they reach this many UTF-16 units. */
 const TEXT_UNITS = 64 * 1024
 
@@ -69,8 +76,8 @@ export class WriteQueue {
   private textSize = 0
   /**
    * Chunk entries queued and not yet encoded: seqs `[spanFirst, spanFirst + spanCount)` of
-   * `spanRun`, encoded as one run line when something else is queued, the batch is taken, or the span
-   * reaches `TEXT_UNITS` (estimated).
+   * `spanRun`, encoded as one run line when something else is queued, a barrier takes the batch, or
+   * the span reaches `RUN_LINE_ENTRIES` entries or `TEXT_UNITS` (estimated).
    */
   private spanRun: ChunkRun | undefined
   private spanFirst = 0
@@ -123,7 +130,7 @@ export class WriteQueue {
     if (this.spanRun === run && this.spanFirst + this.spanCount === seq) {
       this.spanCount++
       this.spanSize += size
-      if (this.spanSize >= TEXT_UNITS) this.closeSpan(arena)
+      if (this.spanCount === RUN_LINE_ENTRIES || this.spanSize >= TEXT_UNITS) this.closeSpan(arena)
       return size
     }
     this.closeSpan(arena)
@@ -189,9 +196,22 @@ export class WriteQueue {
     return units
   }
 
-  /** Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. */
-  take(maxBytes: number): TakenBatch {
-    this.closeSpan(undefined)
+  /**
+   * Whether `take(_, closeSpan)` would take anything: with `closeSpan` false, chunk entries of the
+   * open span do not count (they wait for their run to end or for a barrier).
+   */
+  hasReady(closeSpan: boolean): boolean {
+    return this.entries.length > 0 || this.textCount > 0 || (closeSpan && this.spanCount > 0)
+  }
+
+  /**
+   * Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. `closeSpan`: the
+   * chunk entries of the open span go too, as a run line (a barrier); else they stay queued, so a
+   * run line ends where its run ends or at a barrier, never where a background write happened to
+   * start (the bytes of a file do not depend on write timing). Call only when `hasReady(closeSpan)`.
+   */
+  take(maxBytes: number, closeSpan = true): TakenBatch {
+    if (closeSpan) this.closeSpan(undefined)
     if (this.textCount > 0) this.seal(undefined)
     let bytes = 0
     let taken = 0

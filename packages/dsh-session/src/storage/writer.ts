@@ -237,8 +237,15 @@ export class SessionWriter implements EventWriter {
   }
 
   private async pump(): Promise<void> {
-    while (!this.queue.empty) {
-      const batch = this.queue.take(this.maxBatchBytes)
+    for (;;) {
+      // The open run's chunk entries go out at a barrier (a flush waits, or producers wait on the
+      // high-water mark), else they wait for their run to end: see `WriteQueue.take`.
+      const barrier =
+        this.waiterHead < this.waiters.length ||
+        this.readyWaiters.length > 0 ||
+        this.unsynced > this.highWaterMark
+      if (!this.queue.hasReady(barrier)) break
+      const batch = this.queue.take(this.maxBatchBytes, barrier)
       try {
         await this.writeSettled(batch)
       } catch (cause) {

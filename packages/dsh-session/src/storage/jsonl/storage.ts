@@ -170,11 +170,14 @@ export class JsonlStorage implements SessionStorage {
    * `appendBatch` for lines the caller encoded (see `SessionStorage.appendLines`): written as they
    * are, with the same sync, seq check on `expectedSeq`, cut-back on failure and lease checks.
    */
-  appendLines(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void> {
+  appendLines(sessionId: SessionId, encoded: EncodedLines, expectedSeq: number): Promise<void> {
     const lease = this.leases.get(sessionId)
+    // A version 1 file stays readable by version 1 readers: its appends carry event lines only.
+    const linesFor = (held: Lease) => (held.eventLinesOnly === true ? asEventLines(encoded) : encoded)
     // The writer's case at every barrier: idle, next seq known. Straight to the checks and the write,
     // with no closures and no hop through the queue (the same steps as the general path below).
     if (lease !== undefined && lease.pending === 0 && lease.nextSeq === expectedSeq) {
+      const lines = linesFor(lease)
       let done: Promise<void>
       try {
         this.checkNextSeq(lease, sessionId, lease.file, expectedSeq)
@@ -189,11 +192,12 @@ export class JsonlStorage implements SessionStorage {
     }
     return this.inTurn(sessionId, (lease, file) =>
       this.withNextSeq(lease, sessionId, file, () => {
+        const lines = linesFor(lease)
         if (this.isRetry(lease, expectedSeq, lines.count)) {
           // Run lines expanded: the stored file is compared, and the rest written, event by event.
-          const encoded = eventTexts(Buffer.concat(lines.chunks).toString('utf8'), lines.count)
-          return this.settleRetry(lease, sessionId, file, encoded, expectedSeq, (stored) => {
-            const rest = Buffer.from(`${encoded.slice(stored).join('\n')}\n`, 'utf8')
+          const texts = eventTexts(Buffer.concat(lines.chunks).toString('utf8'), lines.count)
+          return this.settleRetry(lease, sessionId, file, texts, expectedSeq, (stored) => {
+            const rest = Buffer.from(`${texts.slice(stored).join('\n')}\n`, 'utf8')
             return writeBatch(
               this.io,
               lease,
@@ -349,6 +353,7 @@ export class JsonlStorage implements SessionStorage {
     if (lease !== undefined) {
       lease.nextSeq = state.nextSeq
       lease.size = state.end
+      lease.eventLinesOnly = header.version < 2
     }
     return { header, events, report }
   }
@@ -498,5 +503,15 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
+  }
+}
+
+/** `lines` with every run line expanded into the event lines it stands for (for a version 1 file). */
+function asEventLines(lines: EncodedLines): EncodedLines {
+  const text = Buffer.concat(lines.chunks).toString('utf8')
+  if (!text.includes('{"run":')) return lines
+  return {
+    count: lines.count,
+    chunks: [Buffer.from(`${eventTexts(text, lines.count).join('\n')}\n`, 'utf8')],
   }
 }
