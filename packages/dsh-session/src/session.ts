@@ -189,8 +189,12 @@ export class LiveSession implements Session {
     const guards = this.host.guards()
     for (let i = 0; i < guards.length; i++) {
       const guard = guards[i] as AppendGuard
-      if (guard.chunk !== undefined) guard.chunk(this, seq, turn, step, chunk)
-      else guard(this, (candidate ??= materializeChunk(seq, time, turn, step, chunk)))
+      if (guard.chunk !== undefined) {
+        guard.chunk(this, seq, turn, step, chunk)
+        continue
+      }
+      candidate ??= materializeChunk(seq, time, turn, step, chunk)
+      guard(this, candidate)
     }
     const run = this.log.addChunk(time, turn, step, chunk)
     this.writer?.enqueueChunk(run, seq, chunkEstimate(chunk))
