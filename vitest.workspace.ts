@@ -11,6 +11,7 @@ export const projects: string[] = [
   'packages/dsh-viewer',
   'packages/dsh-mcp',
   'packages/dsh-session-postgres',
+  'packages/dsh-fleet',
   'packages/dsh-compaction',
   'examples/fleet',
   'examples/coding-agent',

@@ -207,6 +207,27 @@ writeFileSync(
     '',
   ].join('\n'),
 )
+// dsh-fleet's public types over dsh-session-postgres, as a host starts one (not called: no database
+// here), and the package loads with its dependencies.
+writeFileSync(
+  join(app, 'fleet.ts'),
+  [
+    "import type { Context } from 'cordis'",
+    "import type {} from 'dsh-agent-loop'",
+    "import { DRAIN_CAUSE, FleetHost, type FleetHostEvent, interruptedNote, wasDrainedMidTurn } from 'dsh-fleet'",
+    "import { SessionId } from 'dsh-llm'",
+    "import type { PostgresStorage } from 'dsh-session-postgres'",
+    'export function startHost(ctx: Context, storage: PostgresStorage): Promise<FleetHost> {',
+    '  const onEvent = (event: FleetHostEvent): void => {',
+    "    if (event.type === 'claimed') console.log('claimed', event.sessionId, event.repairedEvents)",
+    '  }',
+    "  return FleetHost.start({ ctx, storage, agent: { provider: 'local', model: 'qwen3' }, onEvent })",
+    '}',
+    "const note = interruptedNote(SessionId('s-1'))",
+    'console.log(DRAIN_CAUSE, wasDrainedMidTurn([]), note.source.kind, typeof startHost)',
+    '',
+  ].join('\n'),
+)
 const tsc = join(app, 'node_modules/.bin/tsc')
 
 // 5. Type-check under NodeNext (tsc --init, as the README says) and under bundler; then build.
@@ -260,6 +281,8 @@ rmSync(join(app, 'wrong.ts'))
 
 const mcp = run(process.execPath, ['dist/mcp.js'], { cwd: app })
 if (!/^fs__files_read_[0-9a-f]{8} 0\n$/.test(mcp)) fail(`dist/mcp.js printed:\n${mcp}`)
+const fleet = run(process.execPath, ['dist/fleet.js'], { cwd: app })
+if (fleet !== 'host draining false plugin function\n') fail(`dist/fleet.js printed:\n${fleet}`)
 
 // 6. Run it: on the scripted stand-in it prints the transcript and exits 0 ...
 const env = { ...process.env, DEEPSEEK_API_KEY: '', DSH_SCRIPTED: '' }

@@ -7,9 +7,10 @@
  */
 import { Context } from 'cordis'
 import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
+import { FleetHost } from 'dsh-fleet'
 import { LlmRuntime } from 'dsh-llm'
 import { Sessions } from 'dsh-session'
-import { FleetHost, migrate, PostgresStorage } from 'dsh-session-postgres'
+import { migrate, PostgresStorage } from 'dsh-session-postgres'
 import pg from 'pg'
 import { z } from 'zod'
 import { chooseModel } from './model.ts'

@@ -8,7 +8,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'tsup'
 
-const PACKAGES = ['dsh-llm', 'dsh-llm-openai', 'dsh-session', 'dsh-agent-loop', 'dsh-session-postgres']
+const PACKAGES = [
+  'dsh-llm',
+  'dsh-llm-openai',
+  'dsh-session',
+  'dsh-agent-loop',
+  'dsh-session-postgres',
+  'dsh-fleet',
+]
 
 export async function setup(): Promise<void> {
   const root = fileURLToPath(new URL('..', import.meta.url))

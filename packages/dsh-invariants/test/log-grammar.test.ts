@@ -189,6 +189,28 @@ describe('log grammar, online (before the event commits)', () => {
     expect(child.parent).toEqual({ sessionId: 's-log', seedLength: 1 })
   })
 
+  it('accepts a fork of a fork: the seed carries its parent’s session/end-seed, the child adds its own', async () => {
+    driver.user('hi')
+    const child = await app.sessions.fork(session, 1)
+    child.append('user/message', userText('and then'))
+    const grandchild = await app.sessions.fork(child, 3)
+    expect(types(grandchild)).toEqual([
+      'user/message',
+      'session/end-seed',
+      'user/message',
+      'session/end-seed',
+    ])
+    expect(grandchild.parent).toEqual({ sessionId: child.id, seedLength: 3 })
+    expect(app.invariants.takeViolations()).toEqual([])
+    expect(checkSessionLog(grandchild.events, { parent: { sessionId: child.id, seedLength: 3 } })).toEqual([])
+    expect(checkSessionLog(grandchild.events)).toEqual([])
+    // Only the marker at the seed length ends this fork's seed; an ancestor's may not be repeated after it.
+    expect(() => grandchild.append('session/end-seed', {})).toThrow(
+      `[log-grammar] seq 4: session/end-seed appears a second time; the seed already ended at seq 3`,
+    )
+    app.invariants.takeViolations()
+  })
+
   it('leaves turn enclosure that the session already enforces to the session', () => {
     driver.startTurn()
     let thrown: unknown

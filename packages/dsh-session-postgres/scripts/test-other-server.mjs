@@ -1,5 +1,5 @@
 /**
- * Runs this package's tests and the fleet example's against ANOTHER PostgreSQL server through
+ * Runs this package's tests, dsh-fleet's and the fleet example's against ANOTHER PostgreSQL server through
  * `DSH_TEST_PG_URL`, the way a CI with its own database would: a second server (started here in a
  * child process, with PostgreSQL's default `max_connections=100`), a role that is not a superuser and
  * only has `CREATEDB`, and leftover `dsh_t_*` databases from an "earlier run" (one with an open
@@ -57,6 +57,8 @@ try {
       'run',
       '--project',
       'dsh-session-postgres',
+      '--project',
+      'dsh-fleet',
       '--project',
       'dsh-example-fleet',
     ],

@@ -1,7 +1,7 @@
 import { HarnessError } from 'dsh-llm'
 import { errorChain, SessionError, SessionErrorCode } from 'dsh-session'
 
-/** Stable error codes of the PostgreSQL backend and the fleet. Route on these, never on message text. */
+/** Stable error codes of the PostgreSQL backend and its mailbox. Route on these, never on message text. */
 export const PgSessionErrorCode = {
   /** The database schema is missing or older than this code needs: run `migrate` first. */
   SCHEMA_OUT_OF_DATE: 'SCHEMA_OUT_OF_DATE',
@@ -23,7 +23,7 @@ export interface PgSessionErrorWhere {
   readonly messageId?: string
 }
 
-/** An error of the PostgreSQL backend or the fleet; `where` names the session, seq or message. */
+/** An error of the PostgreSQL backend or its mailbox; `where` names the session, seq or message. */
 export class PgSessionError extends HarnessError {
   readonly where: PgSessionErrorWhere
   constructor(

@@ -1,14 +1,7 @@
 export { APPEND_SQL, appendFenced } from './append.ts'
+export { claimableSessions } from './claim.ts'
 export type { Delivery } from './deliveries.ts'
 export { isLeaseLost, PgSessionError, PgSessionErrorCode, type PgSessionErrorWhere } from './errors.ts'
-export {
-  DRAIN_CAUSE,
-  FleetHost,
-  type FleetHostEvent,
-  type FleetHostOptions,
-  interruptedNote,
-  wasDrainedMidTurn,
-} from './fleet/host.ts'
 export { fenceSessions } from './guard.ts'
 export {
   type Acceptance,
@@ -18,6 +11,7 @@ export {
   type MailboxSendOptions,
   type PendingMessage,
 } from './mailbox.ts'
+export { MailboxListener } from './mailbox-listener.ts'
 export { checkSchema, MIGRATIONS, migrate, SCHEMA_VERSION } from './migrations.ts'
 export type { HeaderPage } from './read.ts'
 export { PostgresStorage } from './storage.ts'

@@ -9,6 +9,8 @@ import { contractEvent, contractEvents, contractHeader } from 'dsh-session/testi
 import { migrate, PostgresStorage, type PostgresStorageOptions } from 'dsh-session-postgres'
 import pg from 'pg'
 import { inject } from 'vitest'
+// The `pgUrl` the global setup provides (its `ProvidedContext` declaration), for files outside this package too.
+import type {} from './global-setup.ts'
 
 /** A database of one test file. */
 export interface TestDatabase {

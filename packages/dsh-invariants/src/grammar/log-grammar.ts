@@ -21,7 +21,8 @@ export interface LogOrigin {
   /**
    * The fork provenance: `session/end-seed` must then stand exactly at `parent.seedLength`. `null` says
    * the log is known not to be a fork (no `session/end-seed` allowed); `undefined` says it is unknown
-   * (one `session/end-seed` between turns is allowed anywhere).
+   * (`session/end-seed` between turns is allowed anywhere, more than once: a fork of a fork carries
+   * its parent's marker in its seed). A known fork's seed may hold its ancestors' markers too.
    */
   readonly parent?: SessionParent | null
 }
@@ -53,7 +54,8 @@ export interface LogOrigin {
  *   `assistant/chunk` events of its model call — its assembled prefix (`interruptedBlocks`) when
  *   `interrupted`. A call ends at its `finish` chunk, a `request/retry`, or a tool, step or turn event.
  * - `agent/inbox/spliced`: applies to the inbox folded so far (`applyInboxSplice`).
- * - `session/end-seed`: only as a fork's seed marker — once, between turns, at the seed length.
+ * - `session/end-seed`: only as a fork's seed marker — once, between turns, at the seed length; the
+ *   seed before it may hold the markers of the parent's own forks (a fork of a fork).
  * - `user/message` may stand anywhere; so may other event types, unless their definition
  *   (`defineSessionEvent`, when loaded in this process) places them in a turn or step.
  */
@@ -240,6 +242,12 @@ export class LogGrammar {
     return out
   }
 
+  /** A `session/end-seed` inside a known fork's seed: an ancestor's marker (the parent was a fork too). */
+  private isAncestorMarker(seq: number): boolean {
+    const parent = this.parent
+    return parent !== undefined && parent !== null && seq < parent.seedLength
+  }
+
   private checkSeed(event: SessionEvent, report: (message: string) => void): void {
     const parent = this.parent
     if (event.type !== 'session/end-seed') {
@@ -254,7 +262,9 @@ export class LogGrammar {
       return
     }
     if (parent === null) report('marks the end of a fork seed, but this session is not a fork')
-    else if (this.seedEndAt !== undefined)
+    else if (this.isAncestorMarker(event.seq)) {
+      // Inside the seed: the parent's own marker, copied with the prefix (a fork of a fork).
+    } else if (parent !== undefined && this.seedEndAt !== undefined)
       report(`appears a second time; the seed already ended at seq ${this.seedEndAt}`)
     else if (parent !== undefined && event.seq !== parent.seedLength) {
       report(`stands at seq ${event.seq}; this fork's seed length is ${parent.seedLength}`)
@@ -426,7 +436,7 @@ export class LogGrammar {
         return
       }
       case 'session/end-seed':
-        this.seedEndAt ??= event.seq
+        if (!this.isAncestorMarker(event.seq)) this.seedEndAt ??= event.seq
         return
       case 'request/retry':
         // The loop gave up on the attempt: its chunks belong to no answer.

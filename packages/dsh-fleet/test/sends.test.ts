@@ -1,15 +1,10 @@
+import type { FleetHost, FleetHostEvent } from 'dsh-fleet'
 import { type SessionId, SessionId as sessionId, userText } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
-import {
-  type FleetHost,
-  type FleetHostEvent,
-  Mailbox,
-  PgSessionErrorCode,
-  type PostgresStorage,
-} from 'dsh-session-postgres'
+import { Mailbox, type PostgresStorage } from 'dsh-session-postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { stored, type TestDatabase, testDatabase } from '../../dsh-session-postgres/test/support.ts'
 import { startHost } from './fixtures/host-app.mjs'
-import { failure, stored, type TestDatabase, testDatabase } from './support.ts'
 
 let db: TestDatabase
 const hosts: { fleet: FleetHost; storage: PostgresStorage }[] = []
@@ -131,22 +126,6 @@ describe('sends across hosts', () => {
       `user ${context.messageId}`,
     ])
     expect(events.filter((event) => event.type === 'claimed' && event.sessionId === 'x3')).toHaveLength(1)
-  })
-
-  it('refuses a send to an unknown session or of a duplicate id before accepting it', async () => {
-    const mailbox = new Mailbox(db.pool)
-    const message = userText('hello')
-    expect(await failure(mailbox.send(sessionId('nobody'), message))).toEqual({
-      name: 'PgSessionError',
-      code: PgSessionErrorCode.SEND_REFUSED,
-      message: `session nobody: send of message ${message.id} refused: no such session`,
-    })
-    await mailbox.createSession(sessionId('x4'))
-    await mailbox.send(sessionId('x4'), message, { wakeup: false })
-    expect(await failure(mailbox.send(sessionId('x4'), message))).toMatchObject({
-      code: PgSessionErrorCode.SEND_REFUSED,
-      message: `session x4: send of message ${message.id} refused: a message with this id was already sent to it`,
-    })
   })
 
   it('redelivers a message whose logging append was fenced, exactly once, on the new holder', async () => {

@@ -1,4 +1,4 @@
-/** Which sessions a fleet host may claim: work waiting and no live holder. */
+/** Which sessions a host may claim: work waiting and no live holder. */
 import type { SessionId } from 'dsh-llm'
 import type pg from 'pg'
 
@@ -16,7 +16,14 @@ WHERE (l.owner IS NULL OR l.expires_at <= now())
   AND NOT (l.session_id = ANY($2::text[]))
 ORDER BY random() LIMIT $1`
 
-/** Up to `limit` claimable session ids, skipping `except` (the ones this host already runs). */
+/**
+ * Up to `limit` ids of sessions a host may claim now (`PostgresStorage.acquire` then takes the lease
+ * and may still lose the race to another host: `LOCKED`): no live holder (the lease is free, or
+ * expired — its holder died or stalled) and work waiting — an expired holder (it may have died
+ * mid-turn), a release flagged `wants_host` (`markWantsHost`: queued inbox work), or pending mailbox
+ * messages. Skips the ids in `except` (the sessions the caller already holds); `limit <= 0` returns
+ * `[]` without a query. The order is random, which spreads concurrent hosts over different sessions.
+ */
 export async function claimableSessions(
   pool: pg.Pool,
   limit: number,

@@ -1,16 +1,19 @@
-/** A dedicated connection LISTENing on the mailbox channel, reconnecting after failures. */
+/** The receiving end of the mailbox's NOTIFY: one connection LISTENing on its channel, reconnecting after failures. */
 import type pg from 'pg'
-import { MAILBOX_CHANNEL } from '../mailbox.ts'
+import { MAILBOX_CHANNEL } from './mailbox.ts'
 
 /**
- * Calls `onSession(sessionId)` for every mailbox NOTIFY, and `onReconnect()` after a reconnect
- * (notifications may have been missed: the caller re-scans). `stop()` ends it.
+ * Calls `onSession(sessionId)` for every mailbox NOTIFY (a send or inject was accepted for that
+ * session), and `onReconnect()` after its connection failed and was re-established, since
+ * notifications may have been missed in between: the caller re-scans (`Mailbox.pending`,
+ * `claimableSessions`). Holds one pool connection while listening; `stop()` returns it.
  */
 export class MailboxListener {
   private client: pg.PoolClient | undefined
   private stopped = false
   private retry: NodeJS.Timeout | undefined
 
+  /** Listens through a connection of `pool` once started; retries a lost connection every `retryMs`. */
   constructor(
     private readonly pool: pg.Pool,
     private readonly onSession: (sessionId: string) => void,

@@ -3,12 +3,14 @@
  * safe point and flags the session, and another host of the fleet continues the work — the same
  * outcome as a crash, without the crash and without waiting for a lease to expire.
  */
+
+import type { FleetHost, FleetHostEvent } from 'dsh-fleet'
 import { type SessionId, SessionId as sessionId, userText } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
-import { type FleetHost, type FleetHostEvent, Mailbox, type PostgresStorage } from 'dsh-session-postgres'
+import { Mailbox, type PostgresStorage } from 'dsh-session-postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { stored, type TestDatabase, testDatabase } from '../../dsh-session-postgres/test/support.ts'
 import { startHost } from './fixtures/host-app.mjs'
-import { stored, type TestDatabase, testDatabase } from './support.ts'
 
 let db: TestDatabase
 const hosts: { name: string; fleet: FleetHost; storage: PostgresStorage; events: FleetHostEvent[] }[] = []

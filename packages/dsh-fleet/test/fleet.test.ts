@@ -3,8 +3,8 @@ import { SessionId, userText } from 'dsh-llm'
 import type { SessionEvent } from 'dsh-session'
 import { Mailbox, type PostgresStorage } from 'dsh-session-postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { stored, type TestDatabase, testDatabase } from '../../dsh-session-postgres/test/support.ts'
 import { assertBuilt, type Fact, type HostProcess, startHostProcess, until } from './fleet-support.ts'
-import { stored, type TestDatabase, testDatabase } from './support.ts'
 
 // The host processes run the built packages (dist/); `pnpm test` builds before running vitest.
 // DSH_FLEET_LONG=1 runs the long version: more sessions, more work, and a kill/pause every round.

@@ -44,7 +44,14 @@ async function newest(dir: string): Promise<number> {
 
 /** Throws unless every package the hosts import is built and no older than its sources. */
 export async function assertBuilt(): Promise<void> {
-  for (const name of ['dsh-llm', 'dsh-session', 'dsh-agent-loop', 'dsh-invariants', 'dsh-session-postgres']) {
+  for (const name of [
+    'dsh-llm',
+    'dsh-session',
+    'dsh-agent-loop',
+    'dsh-invariants',
+    'dsh-session-postgres',
+    'dsh-fleet',
+  ]) {
     const dist = join(packages, name, 'dist', 'index.js')
     if (!existsSync(dist) || statSync(dist).mtimeMs < (await newest(join(packages, name, 'src')))) {
       throw new Error(

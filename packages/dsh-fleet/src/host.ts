@@ -5,13 +5,18 @@
  */
 import type { Context } from 'cordis'
 import type { Agent, ResumeOptions } from 'dsh-agent-loop'
-import { createUserMessage, HarnessError, type SessionId, type UserMessage } from 'dsh-llm'
-import type { SessionError, SessionEvent } from 'dsh-session'
-import { fenceSessions } from '../guard.ts'
-import { type Acceptance, Mailbox, type MailboxSendOptions } from '../mailbox.ts'
-import type { PostgresStorage } from '../storage.ts'
-import { claimableSessions } from './claim.ts'
-import { MailboxListener } from './listener.ts'
+import { HarnessError, type SessionId, type UserMessage } from 'dsh-llm'
+import type { SessionError } from 'dsh-session'
+import {
+  type Acceptance,
+  claimableSessions,
+  fenceSessions,
+  Mailbox,
+  MailboxListener,
+  type MailboxSendOptions,
+  type PostgresStorage,
+} from 'dsh-session-postgres'
+import { DRAIN_CAUSE, interruptedNote, wasDrainedMidTurn } from './handover.ts'
 
 /** What a fleet host reports, for logs and tests. */
 export type FleetHostEvent =
@@ -56,35 +61,6 @@ interface Running {
 function agentErrorListeners(ctx: Context): number {
   const hooks = (ctx.events as unknown as { _hooks?: Record<string, unknown[] | undefined> })._hooks
   return hooks?.['agent/error']?.length ?? 0
-}
-
-/** The cause of a turn cut by `FleetHost.drain`; the host that claims the session next continues it. */
-export const DRAIN_CAUSE = 'host draining'
-
-/** Whether the log's last turn was cut by a draining host (and nothing ran after it). */
-export function wasDrainedMidTurn(events: readonly SessionEvent[]): boolean {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i]
-    if (event?.type === 'turn/start') return false
-    if (event?.type === 'turn/end') {
-      const reason = event.data.reason
-      return reason.kind === 'aborted' && reason.cause === DRAIN_CAUSE
-    }
-  }
-  return false
-}
-
-/** The default note sent to a session whose interrupted turn was closed by repair on claim. */
-export function interruptedNote(sessionId: SessionId): UserMessage {
-  return createUserMessage({
-    content: [
-      {
-        type: 'text',
-        text: `Session ${sessionId} was moved to another host after its previous turn was interrupted. Continue the task where it stopped.`,
-      },
-    ],
-    source: { kind: 'plugin', plugin: 'dsh-fleet' },
-  })
 }
 
 /**
