@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { installInvariantGuard } from 'dsh-invariants/vitest'
 import { textResponse } from 'dsh-llm/testing'
-import { JsonlStorage } from 'dsh-session'
+import { expandRunLine, isRunLine, JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, requireFreshBuild, run } from './cli-run.ts'
 import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
@@ -18,6 +18,7 @@ installInvariantGuard()
 let dir: string
 let clean: string
 let seen: unknown[]
+let recordedRunLines = 0
 
 beforeAll(async () => {
   requireFreshBuild()
@@ -29,6 +30,18 @@ beforeAll(async () => {
   await app.sessions.close(session)
   clean = join(dir, 'recorded.jsonl')
   seen = [...adapter.requests]
+  // The edits below address events by line: the recorded run lines are expanded to one event per
+  // line, which format version 2 allows too (run-lines.test.ts checks files that keep them).
+  const [header = '', ...rest] = readFileSync(clean, 'utf8').trimEnd().split('\n')
+  recordedRunLines = rest.filter((line) => line.startsWith('{"run":')).length
+  const expanded = rest.flatMap((line) => {
+    const value: unknown = JSON.parse(line)
+    if (!isRunLine(value)) return [line]
+    const events = expandRunLine(value)
+    if (typeof events === 'string') throw new Error(events)
+    return events.map((event) => JSON.stringify(event))
+  })
+  writeFileSync(clean, `${[header, ...expanded].join('\n')}\n`)
 })
 
 afterAll(() => {
@@ -67,6 +80,7 @@ function tornNote(path: string): string {
 describe('dsh-invariants check', () => {
   it('exits 0 with a one-line summary for a session file the checked app recorded, without touching it', () => {
     const before = { bytes: readFileSync(clean), mtime: statSync(clean).mtimeMs }
+    expect(recordedRunLines).toBe(2)
     expect(lines()).toHaveLength(25)
     expect(run('check', clean)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
     expect(readFileSync(clean)).toEqual(before.bytes)
