@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { installInvariantGuard } from 'dsh-invariants/vitest'
 import { textResponse } from 'dsh-llm/testing'
-import { expandRunLine, isRunLine, JsonlStorage } from 'dsh-session'
+import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, requireFreshBuild, run } from './cli-run.ts'
-import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
+import { expandRunLinesIn, READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -32,16 +32,7 @@ beforeAll(async () => {
   seen = [...adapter.requests]
   // The edits below address events by line: the recorded run lines are expanded to one event per
   // line, which format version 2 allows too (run-lines.test.ts checks files that keep them).
-  const [header = '', ...rest] = readFileSync(clean, 'utf8').trimEnd().split('\n')
-  recordedRunLines = rest.filter((line) => line.startsWith('{"run":')).length
-  const expanded = rest.flatMap((line) => {
-    const value: unknown = JSON.parse(line)
-    if (!isRunLine(value)) return [line]
-    const events = expandRunLine(value)
-    if (typeof events === 'string') throw new Error(events)
-    return events.map((event) => JSON.stringify(event))
-  })
-  writeFileSync(clean, `${[header, ...expanded].join('\n')}\n`)
+  recordedRunLines = expandRunLinesIn(clean)
 })
 
 afterAll(() => {
