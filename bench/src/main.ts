@@ -18,7 +18,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { measureAgain, QUICK_BOUNDS, violations } from './bounds.ts'
 import { type Job, runJob } from './child.ts'
-import { FULL, JSONL_ONLY, LOOP_ONLY, PEERS_ONLY, QUICK } from './plan.ts'
+import { FULL, INVARIANTS_ONLY, JSONL_ONLY, LOOP_ONLY, PEERS_ONLY, QUICK } from './plan.ts'
 import { type Runtime, runtimeOf } from './runtimes.ts'
 import { reportResult } from './spawn.ts'
 import { runSuite } from './suite.ts'
@@ -94,9 +94,15 @@ async function main(argv: readonly string[]): Promise<number> {
       await rm(dir, { recursive: true, force: true })
     }
   }
-  if (only !== undefined && only !== 'loop' && only !== 'jsonl' && only !== 'peers') {
+  if (
+    only !== undefined &&
+    only !== 'loop' &&
+    only !== 'jsonl' &&
+    only !== 'invariants' &&
+    only !== 'peers'
+  ) {
     throw new Error(
-      `bench: --only ${only}: only "loop", "jsonl", "peers", "scale", "backpressure", "postgres" and "instructions" are known`,
+      `bench: --only ${only}: only "loop", "jsonl", "invariants", "peers", "scale", "backpressure", "postgres" and "instructions" are known`,
     )
   }
   const besideAt = argv.indexOf('--beside')
@@ -113,11 +119,13 @@ async function main(argv: readonly string[]): Promise<number> {
       ? LOOP_ONLY
       : only === 'jsonl'
         ? JSONL_ONLY
-        : only === 'peers'
-          ? PEERS_ONLY
-          : quick
-            ? QUICK
-            : FULL
+        : only === 'invariants'
+          ? INVARIANTS_ONLY
+          : only === 'peers'
+            ? PEERS_ONLY
+            : quick
+              ? QUICK
+              : FULL
   const name = only ?? (quick ? 'quick' : 'latest')
   const dir = await mkdtemp(join(tmpdir(), 'dsh-bench-'))
   try {
@@ -138,7 +146,9 @@ async function main(argv: readonly string[]): Promise<number> {
         ? QUICK_BOUNDS.filter((b) => b.stepCost === true)
         : only === 'jsonl'
           ? QUICK_BOUNDS.filter((b) => b.id === 'loop-jsonl')
-          : QUICK_BOUNDS
+          : only === 'invariants'
+            ? QUICK_BOUNDS.filter((b) => b.id.startsWith('inv-'))
+            : QUICK_BOUNDS
     if (measureAgain(rows, bounds)) {
       for (const line of violations(rows, bounds)) process.stderr.write(`[bench] bound violated: ${line}\n`)
       log('every violated row ran beside a baseline that disagreed with itself (noisy): measuring again')

@@ -110,6 +110,16 @@ export const LOOP_ONLY: Plan = {
 }
 
 /**
+ * The checked loop alone (`--only invariants`): the 1,000-step loop of dsh in memory with and without
+ * every invariant check mounted, three interleaved runs, nothing else: the overhead and growth rows.
+ */
+export const INVARIANTS_ONLY: Plan = {
+  ...LOOP_ONLY,
+  loopHarnesses: ['dsh-memory', 'dsh-invariants'],
+  besideHarnesses: [],
+}
+
+/**
  * The durable loop alone (`--only jsonl`): the raw floor with its two syncs per step and dsh over
  * `JsonlStorage`, next to both in memory (what each step costs without storage), three interleaved
  * runs of 1,000 steps, nothing else: the JSONL rows and their sync breakdown.

@@ -5,7 +5,7 @@
  */
 import { Context } from 'cordis'
 import { type Agent, AgentLoop, ToolRegistry } from 'dsh-agent-loop'
-import { Invariants } from 'dsh-invariants'
+import { type CheckName, Invariants, type InvariantsConfig } from 'dsh-invariants'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
 import { JsonlStorage, Sessions } from 'dsh-session'
 import { z } from 'zod'
@@ -63,12 +63,22 @@ function injectedAppendDelay(app: Context): void {
   })
 }
 
+/**
+ * `BENCH_INVARIANTS_ONLY`: a comma-separated list of check names to mount instead of all of them (the
+ * invariants config's `only`), to split the checked loop's overhead between the checks.
+ */
+function invariantsConfig(): InvariantsConfig {
+  const only = process.env.BENCH_INVARIANTS_ONLY
+  if (only === undefined || only === '') return {}
+  return { only: only.split(',').map((name) => name.trim()) as CheckName[] }
+}
+
 async function createApp(mode: DshLoopMode, dir: string, steps: number, spread = false): Promise<Context> {
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions, mode === 'jsonl' ? { storage: new JsonlStorage({ dir }) } : {})
   injectedAppendDelay(app)
-  if (mode === 'invariants') await app.plugin(Invariants)
+  if (mode === 'invariants') await app.plugin(Invariants, invariantsConfig())
   await app.plugin(ToolRegistry)
   await app.plugin(AgentLoop)
   app.llm.registerAdapter(PROVIDER, scriptedAdapter(steps, spread))

@@ -42,9 +42,15 @@ export interface ScaleRun {
   readonly agents: readonly unknown[]
 }
 
-function collect(): number {
+/**
+ * The heap after full GCs, taken in a job of its own: a `WeakRef` keeps its target alive until the
+ * end of the job that created or dereferenced it, so a snapshot read just before (a session's
+ * `events`, read by `verify`) would otherwise be counted as held by the agents.
+ */
+async function collect(): Promise<number> {
   const gc = (globalThis as { gc?: () => void }).gc
   if (gc === undefined) throw new Error('scale: run the child with --expose-gc')
+  await new Promise((resolve) => setImmediate(resolve))
   gc()
   gc()
   return process.memoryUsage().heapUsed
@@ -59,9 +65,21 @@ export async function measureScale(
   // Load the implementation's modules and warm its code paths before the heap baseline.
   const create =
     impl === 'dsh' ? (await import('../loop/dsh.ts')).dshScaleRun : (await piAgentDriver()).piScaleRun
+  return measureScaleRun(create, agents, steps)
+}
+
+/**
+ * One scale run of the agents `create` makes (`create(1, steps)` first, to warm the code paths
+ * before the heap baseline). Needs `--expose-gc`.
+ */
+export async function measureScaleRun(
+  create: (agents: number, steps: number) => Promise<ScaleRun>,
+  agents: number,
+  steps: number,
+): Promise<ScaleResult> {
   const warm = await create(1, steps)
   await warm.start()
-  const before = collect()
+  const before = await collect()
   const run: ScaleRun = await create(agents, steps)
   const delay = new DelaySampler()
   delay.start()
@@ -72,7 +90,7 @@ export async function measureScale(
   await sleep(5)
   const delaysMs = delay.stop()
   run.verify?.()
-  const after = collect()
+  const after = await collect()
   const snapshot = process.env.BENCH_HEAP_SNAPSHOT
   if (snapshot !== undefined && snapshot !== '') (await import('node:v8')).writeHeapSnapshot(snapshot)
   if (run.agents.length !== agents) throw new Error(`scale: ${run.agents.length} agents, ${agents} expected`)

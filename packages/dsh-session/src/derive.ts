@@ -36,6 +36,16 @@ class PrefixView implements HistoryView {
     this.#array ??= this.#length === 0 ? EMPTY : Object.freeze(this.#backing.slice(0, this.#length))
     return this.#array
   }
+
+  at(index: number): Message | undefined {
+    return index >= 0 && index < this.#length ? this.#backing[index] : undefined
+  }
+
+  continues(earlier: HistoryView): boolean {
+    return (
+      earlier instanceof PrefixView && earlier.#backing === this.#backing && earlier.#length <= this.#length
+    )
+  }
 }
 
 /**

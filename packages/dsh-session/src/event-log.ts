@@ -7,7 +7,7 @@
 import type { StreamChunk } from 'dsh-llm'
 import { ChunkRun, type LogEntry, RunLog } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
-import type { SessionEvent } from './types.ts'
+import type { SessionEvent, SessionEventType } from './types.ts'
 
 function refuse(method: string): never {
   throw new SessionError(
@@ -44,15 +44,16 @@ export class EventLog {
     return this.runs.addChunk(time, turn, step, chunk)
   }
 
-  /** Whether slot `seq` is a chunk entry kept in a run (its event is built when read). */
-  isRunEntry(seq: number): boolean {
-    return this.entries[seq] instanceof ChunkRun
-  }
-
   /** The event of `seq`, a chunk entry built (equal to the committed one); undefined past the end. */
   at(seq: number): SessionEvent | undefined {
     const entry = this.entries[seq]
     return entry instanceof ChunkRun ? entry.at(seq) : entry
+  }
+
+  /** The type of the event of `seq`, a folded chunk's without rebuilding it; undefined past the end. */
+  typeAt(seq: number): SessionEventType | undefined {
+    const entry = this.entries[seq]
+    return entry instanceof ChunkRun ? 'assistant/chunk' : entry?.type
   }
 
   /**

@@ -26,7 +26,12 @@ export {
   registerRepairCloser,
   repairClosers,
 } from './repair-closers.ts'
-export { composeRequest, type RequestExtras } from './request.ts'
+export {
+  composeRequest,
+  type RequestExtras,
+  type RequestMessageParts,
+  requestMessageParts,
+} from './request.ts'
 export {
   coreEventCatalog,
   defineSessionEvent,

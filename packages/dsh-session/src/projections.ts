@@ -6,7 +6,6 @@
 import { type Context, Service } from 'cordis'
 import { redact } from 'dsh-llm'
 import { SessionError } from './errors.ts'
-import { LiveSession } from './session.ts'
 import type { ProjectionDefinition, Session, SessionEvent, SessionProjections } from './types.ts'
 
 declare module 'cordis' {
@@ -205,8 +204,7 @@ function errorText(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error)
 }
 
-/** Whether `seq` of `session` is an `assistant/chunk` (projections skip them; a live log answers without building it). */
+/** Whether `seq` of `session` is an `assistant/chunk` (projections skip them, unbuilt). */
 function isChunkEntry(session: Session, seq: number): boolean {
-  if (session instanceof LiveSession) return session.isChunkEntry(seq)
-  return session.eventAt(seq)?.type === 'assistant/chunk'
+  return session.eventTypeAt(seq) === 'assistant/chunk'
 }

@@ -57,8 +57,27 @@ export function composeRequest(
 /** Where a request's `messages` come from: the array, or the view and prefix it is built from on first read. */
 interface MessagesSource {
   readonly prefix: readonly Message[]
-  view: HistoryView | undefined
+  readonly view: HistoryView | undefined
   messages: readonly Message[] | undefined
+}
+
+/** The parts a request composed from a `HistoryView` builds its `messages` from. */
+export interface RequestMessageParts {
+  /** The header's `messagePrefix` (empty when absent). */
+  readonly prefix: readonly Message[]
+  /** The history view: `messages` is `[...prefix, ...history.toArray()]`. */
+  readonly history: HistoryView
+}
+
+/**
+ * How `request.messages` is made, read without building it: the prefix and the history view it was
+ * composed from. `undefined` for a request `composeRequest` did not build from a view (a plain
+ * history array, or a copy: spreading a request copies `messages` as a plain array).
+ */
+export function requestMessageParts(request: LlmRequest): RequestMessageParts | undefined {
+  const source = (request as { readonly [SOURCE]?: MessagesSource })[SOURCE]
+  if (source?.view === undefined) return undefined
+  return { prefix: source.prefix, history: source.view }
 }
 
 /** The key of a request's `MessagesSource`: not enumerable, so no copy, spread or `JSON.stringify` sees it. */
@@ -71,7 +90,6 @@ const MESSAGES: PropertyDescriptor = Object.freeze({
     if (source === undefined) return []
     if (source.messages === undefined && source.view !== undefined) {
       source.messages = withPrefix(source.prefix, source.view.toArray())
-      source.view = undefined
     }
     return source.messages ?? []
   },

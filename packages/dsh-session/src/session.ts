@@ -107,13 +107,12 @@ export class LiveSession implements Session {
     return this.log.at(seq)
   }
 
-  get seq(): number {
-    return this.log.length
+  eventTypeAt(seq: number): SessionEventType | undefined {
+    return this.log.typeAt(seq)
   }
 
-  /** Whether `seq` is an `assistant/chunk` entry, answered without building its event. */
-  isChunkEntry(seq: number): boolean {
-    return this.log.isRunEntry(seq) || this.log.at(seq)?.type === 'assistant/chunk'
+  get seq(): number {
+    return this.log.length
   }
 
   /** True once the store closed this session; appends are then refused with `CLOSED`. */

@@ -217,6 +217,11 @@ export interface Session {
    * taking a snapshot of the whole log. A folded chunk event is rebuilt (an equal, new object).
    */
   eventAt(seq: number): SessionEvent | undefined
+  /**
+   * The type of the committed event of `seq` (`undefined` at or past `seq`), without rebuilding a
+   * folded chunk event: a fold that ignores `assistant/chunk` events reads it first and skips them.
+   */
+  eventTypeAt(seq: number): SessionEventType | undefined
   /** The seq the next event will get (equals `events.length`). */
   readonly seq: number
   readonly parent?: SessionParent
@@ -360,6 +365,13 @@ export interface SessionListing {
 export interface HistoryView {
   readonly length: number
   toArray(): readonly Message[]
+  /** The message at `index` (`undefined` outside `[0, length)`), without building the array. */
+  at(index: number): Message | undefined
+  /**
+   * Whether this view continues `earlier`: both read one append-only store and `earlier` is no
+   * longer, so this view's first `earlier.length` messages are `earlier`'s, the very same objects.
+   */
+  continues(earlier: HistoryView): boolean
 }
 
 /** A listener of committed events (`SessionStore.onEvent`). */

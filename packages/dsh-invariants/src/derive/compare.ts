@@ -112,19 +112,29 @@ export function compareRequests(
  */
 export function compareRequestTo(
   expected: LlmRequest,
-  expectedMessages: ExpectedMessages,
+  expectedMessages: ExpectedMessages | MessagesCompare,
   found: LlmRequest,
   prefixLength: number,
+  known?: KnownEqual,
 ): string | undefined {
   const a = expected as unknown as Record<string, unknown>
   const b = found as unknown as Record<string, unknown>
   for (const field of FIELD_ORDER) {
     const problem =
-      field === 'messages'
-        ? compareMessages(expectedMessages, found.messages, prefixLength)
-        : compareField(a, b, field)
+      field !== 'messages'
+        ? compareField(a, b, field, known)
+        : typeof expectedMessages === 'function'
+          ? expectedMessages()
+          : compareMessages(expectedMessages, found.messages, prefixLength)
     if (problem !== undefined) return problem
   }
+  // Only a request with members beyond the known ones pays for listing its keys.
+  const extra = (record: Record<string, unknown>) => {
+    let count = 0
+    for (const key in record) if (key !== 'signal' && !KNOWN_FIELDS.has(key)) count++
+    return count
+  }
+  if (extra(a) === 0 && extra(b) === 0) return undefined
   const rest: string[] = []
   for (const record of [a, b]) {
     for (const key of Object.keys(record)) {
@@ -132,10 +142,21 @@ export function compareRequestTo(
     }
   }
   for (const field of rest.sort()) {
-    const problem = compareField(a, b, field)
+    const problem = compareField(a, b, field, known)
     if (problem !== undefined) return problem
   }
   return undefined
+}
+
+/** Compares the messages in place of `compareRequestTo`'s walk: the sentence naming the difference, or `undefined`. */
+export type MessagesCompare = () => string | undefined
+
+/**
+ * Found member values already walked and found equal to an expected value: `equal.get(found) ===
+ * expected` spares the walk. Only deep-frozen values are remembered (they cannot change later).
+ */
+export interface KnownEqual {
+  readonly equal: WeakMap<object, unknown>
 }
 
 const KNOWN_FIELDS: ReadonlySet<string> = new Set(FIELD_ORDER)
@@ -144,10 +165,29 @@ function compareField(
   a: Record<string, unknown>,
   b: Record<string, unknown>,
   field: string,
+  known?: KnownEqual,
 ): string | undefined {
-  const diff = firstDifference(member(a, field), member(b, field), field)
-  if (diff === undefined) return undefined
+  const expected = member(a, field)
+  const found = member(b, field)
+  if (typeof found === 'object' && found !== null && known?.equal.get(found) === expected) return undefined
+  const diff = firstDifference(expected, found, field)
+  if (diff === undefined) {
+    if (known !== undefined && typeof found === 'object' && found !== null && isDeepFrozen(found)) {
+      known.equal.set(found, expected)
+    }
+    return undefined
+  }
   return `field ${field} differs at ${diff.path}: the log implies ${excerpt(diff.expected)}, the request has ${excerpt(diff.found)}`
+}
+
+/** Whether `value` and every object reachable from it are frozen (nothing can change it later). */
+export function isDeepFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true
+  if (!Object.isFrozen(value)) return false
+  for (const key of Object.keys(value)) {
+    if (!isDeepFrozen((value as Record<string, unknown>)[key])) return false
+  }
+  return true
 }
 
 function part(index: number, prefixLength: number): string {
@@ -163,7 +203,11 @@ function firstNonIdentical(expected: ExpectedMessages, found: readonly Message[]
   return i
 }
 
-function compareMessages(
+/**
+ * The first difference between `[...prefix, ...history]` and `found` as a sentence naming the index,
+ * the part (prefix or history) and both sides there, or `undefined` when they agree.
+ */
+export function compareMessages(
   messages: ExpectedMessages,
   found: readonly Message[],
   prefixLength: number,

@@ -23,9 +23,13 @@ import { type AdjacencyProblem, ToolAdjacency } from '../grammar/tool-adjacency.
  * checks a session applies (the range lies in the history, `sourceEventSeqs` lists every shadowed
  * node's seq, all earlier than the event).
  */
-/** A log read one event at a time (a live session: `session.eventAt`), without taking a snapshot. */
+/**
+ * A log read one event at a time (a live session), without taking a snapshot. With `eventTypeAt`, the
+ * fold skips `assistant/chunk` events (never surface, never a header) without rebuilding them.
+ */
 export interface EventReader {
   eventAt(seq: number): SessionEvent | undefined
+  eventTypeAt?(seq: number): string | undefined
 }
 
 function isEventArray(events: readonly SessionEvent[] | EventReader): events is readonly SessionEvent[] {
@@ -38,7 +42,9 @@ export class RequestFold {
   private shared = false
   private nodeSeqs: number[] = []
   private latest: HeaderState | undefined
+  /** The last event folded that is not a chunk, and its seq: `advance` checks it is still there. */
   private lastEvent: SessionEvent | undefined
+  private lastSeq = -1
   private next = 0
   private readonly adjacency = new ToolAdjacency()
   private problems: AdjacencyProblem[] = []
@@ -93,15 +99,30 @@ export class RequestFold {
   }
 
   /**
-   * Folds `events[position, to)`. Requires `position <= to <= events.length`. If the event it stopped
-   * at is no longer where it was (the array given is not the log it folded), it starts over from seq 0.
+   * Folds `events[position, to)`. Requires `position <= to <= events.length`. If the last non-chunk
+   * event it folded is no longer where it was (the log given is not the one it folded), it starts over
+   * from seq 0.
    * Throws what `push` throws; the fold then stays before the offending event.
    */
   advance(events: readonly SessionEvent[] | EventReader, to: number): void {
-    const at = isEventArray(events) ? (seq: number) => events[seq] : (seq: number) => events.eventAt(seq)
-    if (this.next > 0 && at(this.next - 1) !== this.lastEvent) this.restart()
+    if (isEventArray(events)) {
+      if (this.lastSeq >= 0 && events[this.lastSeq] !== this.lastEvent) this.restart()
+      for (let i = this.next; i < to; i++) {
+        const event = events[i]
+        if (event !== undefined) this.push(event)
+      }
+      return
+    }
+    if (this.lastSeq >= 0 && events.eventAt(this.lastSeq) !== this.lastEvent) this.restart()
+    const typeAt = events.eventTypeAt === undefined ? undefined : events.eventTypeAt.bind(events)
     for (let i = this.next; i < to; i++) {
-      const event = at(i)
+      if (typeAt?.(i) === 'assistant/chunk') {
+        // Contributes nothing to a request: passed over unread (a folded chunk is not rebuilt).
+        this.folded++
+        this.next++
+        continue
+      }
+      const event = events.eventAt(i)
       if (event !== undefined) this.push(event)
     }
   }
@@ -112,14 +133,16 @@ export class RequestFold {
    */
   push(event: SessionEvent): void {
     this.fold(event)
-    this.next++
-    this.lastEvent = event
+    this.skip(event)
   }
 
   /** Moves past `event` without folding it: for an offline checker that reported it and goes on. */
   skip(event: SessionEvent): void {
     this.next++
+    // A chunk event read from a live log is rebuilt on every read, so it cannot anchor the check.
+    if (event.type === 'assistant/chunk') return
     this.lastEvent = event
+    this.lastSeq = this.next - 1
   }
 
   private fold(event: SessionEvent): void {
@@ -167,6 +190,7 @@ export class RequestFold {
     this.nodeSeqs = []
     this.latest = undefined
     this.lastEvent = undefined
+    this.lastSeq = -1
     this.next = 0
     this.adjacency.reset()
     this.problems = []
@@ -193,5 +217,15 @@ class HistoryPrefix implements HistoryView {
 
   toArray(): readonly Message[] {
     return Object.freeze(this.#backing.slice(0, this.length))
+  }
+
+  at(index: number): Message | undefined {
+    return index >= 0 && index < this.length ? this.#backing[index] : undefined
+  }
+
+  continues(earlier: HistoryView): boolean {
+    return (
+      earlier instanceof HistoryPrefix && earlier.#backing === this.#backing && earlier.length <= this.length
+    )
   }
 }

@@ -10,6 +10,7 @@ import {
   type LoopRequestMark,
   loopRequestMark,
   trackLoopSteps,
+  untraced,
 } from 'dsh-llm'
 import type { CheckSink } from '../check-sink.ts'
 import { RequestChecker } from './request-checker.ts'
@@ -33,7 +34,8 @@ export function attribute(request: LlmRequest): LoopRequestMark | undefined {
  */
 export function installRequestBoundary(ctx: Context, sink: CheckSink): void {
   trackLoopSteps()
-  const checker = new RequestChecker(ctx.sessions)
+  // The service itself, not cordis's tracing proxy: a proxied `get` builds a shadow context per call.
+  const checker = new RequestChecker(untraced(ctx.sessions))
   ctx.llm.guard((request) => {
     const mark = attribute(request)
     if (mark === undefined) {

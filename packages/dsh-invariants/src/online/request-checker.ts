@@ -6,6 +6,7 @@ import type { LlmRequest, LoopRequestMark, Message } from 'dsh-llm'
 import { composeRequest, type HeaderState, type Session, type SessionStore } from 'dsh-session'
 import { compareRequestTo } from '../derive/compare.ts'
 import { RequestFold } from '../derive/request-fold.ts'
+import { VerifiedHistory } from '../derive/verified-history.ts'
 import type { Violation } from '../types.ts'
 
 /** The expected request minus its history, composed once per header snapshot. */
@@ -18,6 +19,11 @@ interface Shell {
 interface Tracked {
   readonly fold: RequestFold
   shell: Shell | undefined
+  readonly verified: VerifiedHistory
+}
+
+function track(): Tracked {
+  return { fold: new RequestFold(), shell: undefined, verified: new VerifiedHistory() }
 }
 
 /**
@@ -30,6 +36,7 @@ interface Tracked {
 export class RequestChecker {
   private readonly tracked = new WeakMap<Session, Tracked>()
   private folded = 0
+  private compared = 0
 
   constructor(private readonly sessions: Pick<SessionStore, 'get'>) {}
 
@@ -39,6 +46,15 @@ export class RequestChecker {
    */
   get eventsFolded(): number {
     return this.folded
+  }
+
+  /**
+   * Messages compared so far, over every session: for a request composed from a history view, the
+   * messages new since the previous passing request plus a few rechecks (`RECHECKS_PER_REQUEST`);
+   * for any other request, all of its messages. Pins the cost in tests.
+   */
+  get messagesCompared(): number {
+    return this.compared
   }
 
   /**
@@ -60,13 +76,13 @@ export class RequestChecker {
     }
     let tracked = this.tracked.get(session)
     if (tracked === undefined) {
-      tracked = { fold: new RequestFold(), shell: undefined }
+      tracked = track()
       this.tracked.set(session, tracked)
     }
     // An older prefix than the kept fold stands for: fold it afresh, keep the incremental state.
-    const state =
-      mark.logLength < tracked.fold.position ? { fold: new RequestFold(), shell: undefined } : tracked
+    const state = mark.logLength < tracked.fold.position ? track() : tracked
     const before = state.fold.folded
+    const comparedBefore = state.verified.compared
     try {
       state.fold.advance(session, mark.logLength)
     } catch (error) {
@@ -86,12 +102,15 @@ export class RequestChecker {
       state.shell = shell(header, mark)
     }
     const { prefix } = state.shell
+    const { fold, verified } = state
     const problem = compareRequestTo(
       state.shell.request,
-      { prefix, history: state.fold.history },
+      () => verified.compare(prefix, fold, request, prefix.length),
       request,
       prefix.length,
+      verified.known,
     )
+    this.compared += verified.compared - comparedBefore
     if (problem !== undefined) {
       return {
         ...base,
