@@ -1,11 +1,17 @@
 /**
- * The transcript printer: a plugin that listens to `session/event` and prints what happens as it is
- * logged — turns, steps, messages, streamed text as each delta arrives, tool calls and results, and how
- * each turn ended. It prints no ids, times or durations, so a scripted run prints the same every time.
+ * The transcript printer: a plugin that listens to `session/event` and `session/chunk` and prints what
+ * happens as it is logged — turns, steps, messages, streamed text as each delta arrives, tool calls and
+ * results, and how each turn ended. It prints no ids, times or durations, so a scripted run prints the same every time.
  */
 import type { Context } from 'cordis'
 import type {} from 'dsh-agent-loop'
-import { type ContentBlock, type MessageSource, messageText, type TurnEndReason } from 'dsh-llm'
+import {
+  type ContentBlock,
+  type MessageSource,
+  messageText,
+  type StreamChunk,
+  type TurnEndReason,
+} from 'dsh-llm'
 import type { RequestHeader, SessionEvent } from 'dsh-session'
 
 const STEP = '  '
@@ -33,6 +39,8 @@ export class Transcript {
     name: 'transcript',
     apply: (ctx: Context) => {
       ctx.on('session/event', (_session, event) => this.print(event))
+      // Chunks come on their own channel, in log order with the events.
+      ctx.on('session/chunk', (_session, _seq, _time, _turn, _step, chunk) => this.printChunk(chunk))
       ctx.on('agent/error', (_agent, error) => {
         this.errors++
         this.line(`${ITEM}! agent error ${error.code}: ${error.message}`)
@@ -54,6 +62,12 @@ export class Transcript {
     this.write(text.replaceAll('\n', `\n${ITEM}  `))
   }
 
+  private printChunk(chunk: StreamChunk): void {
+    if (chunk.type === 'text-delta') this.stream('assistant', chunk.text)
+    else if (chunk.type === 'reasoning-delta') this.stream('thinking', chunk.text)
+    else if (chunk.type === 'block-end') this.close()
+  }
+
   private print(event: SessionEvent): void {
     switch (event.type) {
       case 'turn/start':
@@ -69,13 +83,6 @@ export class Transcript {
       case 'request/header':
         this.line(`${ITEM}request header (${event.data.reason}): ${describeHeader(event.data.header)}`)
         return
-      case 'assistant/chunk': {
-        const chunk = event.data.chunk
-        if (chunk.type === 'text-delta') this.stream('assistant', chunk.text)
-        else if (chunk.type === 'reasoning-delta') this.stream('thinking', chunk.text)
-        else if (chunk.type === 'block-end') this.close()
-        return
-      }
       case 'assistant/message':
         if (event.data.interrupted === true) {
           const kept = messageText(event.data.message).length

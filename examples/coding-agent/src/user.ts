@@ -6,7 +6,7 @@
 import type { Context } from 'cordis'
 import type {} from 'dsh-agent-loop'
 import { userText } from 'dsh-llm'
-import type {} from 'dsh-session'
+import type { Session } from 'dsh-session'
 import type { Transcript } from './transcript.ts'
 
 /** Configuration of `SimulatedUser`. */
@@ -39,18 +39,22 @@ export const SimulatedUser = {
 
     let streamed = 0
     let cancelled = false
-    ctx.on('session/event', (session, event) => {
-      if (cancelled || !('turn' in event.data) || event.data.turn !== config.cancelInTurn) return
-      if (event.type === 'assistant/chunk' && event.data.chunk.type === 'text-delta') {
-        streamed += event.data.chunk.text.length
-      }
-      if (streamed < config.cancelAfterChars && event.type !== 'tool/call') return
+    const press = (session: Session): void => {
       cancelled = true
-      // Nothing may be appended from inside a `session/event` listener: cancel right after it returns.
+      // Nothing may be appended from inside a session listener: cancel right after it returns.
       queueMicrotask(() => {
         config.transcript.line(`    (you press Ctrl-C)`)
         ctx.agentLoop.agentFor(session.id)?.cancel(config.cancelCause)
       })
+    }
+    ctx.on('session/chunk', (session, _seq, _time, turn, _step, chunk) => {
+      if (cancelled || turn !== config.cancelInTurn) return
+      if (chunk.type === 'text-delta') streamed += chunk.text.length
+      if (streamed >= config.cancelAfterChars) press(session)
+    })
+    ctx.on('session/event', (session, event) => {
+      if (cancelled || !('turn' in event.data) || event.data.turn !== config.cancelInTurn) return
+      if (streamed >= config.cancelAfterChars || event.type === 'tool/call') press(session)
     })
   },
 }

@@ -172,9 +172,17 @@ export class LoopAgent implements Agent {
     let forward = (event: SessionEvent): void => {
       early.push(event)
     }
-    const dispose = this.setup.ctx.on('session/event', (session, event) => {
+    const disposeEvents = this.setup.ctx.on('session/event', (session, event) => {
       if (session.id === sessionId) forward(event)
     })
+    // Chunks come on their own channel, in log order with the events; the stream yields them built.
+    const disposeChunks = this.setup.ctx.on('session/chunk', (session, seq) => {
+      if (session.id === sessionId) forward(session.eventAt(seq) as SessionEvent)
+    })
+    const dispose = () => {
+      disposeEvents()
+      disposeChunks()
+    }
     let tracked: ReturnType<LoopAgent['promptTurn']> | undefined
     let result: Promise<TurnResult>
     try {

@@ -152,18 +152,27 @@ export function texts(messages: readonly Message[]): string[] {
   )
 }
 
-/** Resolves when `session` commits an event for which `match` is true (checked on new events only). */
+/**
+ * Resolves when `session` commits an event for which `match` is true (checked on new events only;
+ * chunk entries, which come on `session/chunk`, built).
+ */
 export function whenLogged(
   app: Context,
   session: Session,
   match: (event: Session['events'][number]) => boolean,
 ): Promise<Session['events'][number]> {
   return new Promise((resolve) => {
-    const dispose = app.on('session/event', (target, event) => {
+    const seen = (target: Session, event: Session['events'][number]) => {
       if (target.id === session.id && match(event)) {
-        dispose()
+        disposeEvents()
+        disposeChunks()
         resolve(event)
       }
+    }
+    const disposeEvents = app.on('session/event', seen)
+    const disposeChunks = app.on('session/chunk', (target, seq) => {
+      const event = target.eventAt(seq)
+      if (event !== undefined) seen(target, event)
     })
   })
 }

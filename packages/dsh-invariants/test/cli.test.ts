@@ -11,13 +11,14 @@ import { textResponse } from 'dsh-llm/testing'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, requireFreshBuild, run } from './cli-run.ts'
-import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
+import { expandRunLinesIn, READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
 let dir: string
 let clean: string
 let seen: unknown[]
+let recordedRunLines = 0
 
 beforeAll(async () => {
   requireFreshBuild()
@@ -29,6 +30,9 @@ beforeAll(async () => {
   await app.sessions.close(session)
   clean = join(dir, 'recorded.jsonl')
   seen = [...adapter.requests]
+  // The edits below address events by line: the recorded run lines are expanded to one event per
+  // line, which format version 2 allows too (run-lines.test.ts checks files that keep them).
+  recordedRunLines = expandRunLinesIn(clean)
 })
 
 afterAll(() => {
@@ -67,6 +71,7 @@ function tornNote(path: string): string {
 describe('dsh-invariants check', () => {
   it('exits 0 with a one-line summary for a session file the checked app recorded, without touching it', () => {
     const before = { bytes: readFileSync(clean), mtime: statSync(clean).mtimeMs }
+    expect(recordedRunLines).toBe(2)
     expect(lines()).toHaveLength(25)
     expect(run('check', clean)).toEqual({ status: 0, stdout: summary(1, 24, 1, 2, 0), stderr: '' })
     expect(readFileSync(clean)).toEqual(before.bytes)

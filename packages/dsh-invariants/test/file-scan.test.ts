@@ -12,7 +12,7 @@ import type { SessionEvent } from 'dsh-session'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { progressFor } from '../src/cli/progress.ts'
-import { READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
+import { expandRunLinesIn, READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -27,6 +27,8 @@ beforeAll(async () => {
   await recordReadTurn(driver)
   await app.sessions.close(session)
   file = join(dir, 'scanned.jsonl')
+  // The tests address events by line: one event per line (run-lines.test.ts reads run lines).
+  expandRunLinesIn(file)
 })
 
 afterAll(() => {

@@ -121,6 +121,40 @@ describe('log grammar, online (before the event commits)', () => {
     )
   })
 
+  it('refuses the same chunk appended through appendChunk, checked from its parts by the chunk hook', () => {
+    driver.startTurn()
+    driver.startStep()
+    expectRefused(
+      () => session.appendChunk(1, 1, { type: 'block-start', index: 0, blockType: 'text' }),
+      2,
+      'assistant/chunk is the first model output of the log, but no request/header precedes it; the request cannot be re-derived',
+    )
+  })
+
+  it('assembles chunks appended through appendChunk into the step output the message is checked against', async () => {
+    driver.prompt('read both')
+    session.appendChunk(1, 1, { type: 'block-start', index: 0, blockType: 'text' })
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'hi' })
+    session.appendChunk(1, 1, { type: 'block-end', index: 0, block: { type: 'text', text: 'hi' } })
+    session.appendChunk(1, 1, { type: 'finish', reason: { kind: 'stop' } })
+    const seq = session.seq
+    expectRefused(
+      () =>
+        session.append('assistant/message', {
+          turn: 1,
+          step: 1,
+          message: {
+            id: 'm-other',
+            role: 'assistant',
+            content: [{ type: 'text', text: 'other' }],
+            source: { kind: 'model', provider: 'p', model: 'm' },
+          } as never,
+        }),
+      seq,
+      'assistant/message carries message m-other, which is not the assembly of its 4 assistant/chunk event(s) from seq 4: at content[0].text the chunks assemble "hi", the message has "other"',
+    )
+  })
+
   it('refuses an inbox splice whose coordinates do not fit the folded inbox', () => {
     const queued = userText('later', { kind: 'user' })
     session.append('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [queued] })

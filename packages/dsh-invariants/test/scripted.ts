@@ -1,4 +1,5 @@
 /** Setups shared by the invariants tests: a checked app with a scripted model and one driven session. */
+import { readFileSync, writeFileSync } from 'node:fs'
 import type { Context } from 'cordis'
 import { type CheckedAppOptions, createCheckedApp } from 'dsh-invariants/vitest'
 import { SessionId } from 'dsh-llm'
@@ -10,7 +11,7 @@ import {
   toolCallResponse,
   toolCallsResponse,
 } from 'dsh-llm/testing'
-import type { Session } from 'dsh-session'
+import { expandRunLine, isRunLine, type Session } from 'dsh-session'
 import { Driver } from './driver.ts'
 
 /** What `scriptedSession` builds. */
@@ -82,4 +83,23 @@ export function thrownBy(run: () => unknown): unknown {
     return error
   }
   return undefined
+}
+
+/**
+ * Rewrites the JSONL session `file` with its run lines expanded to one event per line (format
+ * version 2 allows both), for tests that address events by line; returns how many run lines it had.
+ */
+export function expandRunLinesIn(file: string): number {
+  const [header = '', ...rest] = readFileSync(file, 'utf8').trimEnd().split('\n')
+  let runs = 0
+  const expanded = rest.flatMap((line) => {
+    const value: unknown = JSON.parse(line)
+    if (!isRunLine(value)) return [line]
+    runs++
+    const events = expandRunLine(value)
+    if (typeof events === 'string') throw new Error(events)
+    return events.map((event) => JSON.stringify(event))
+  })
+  writeFileSync(file, `${[header, ...expanded].join('\n')}\n`)
+  return runs
 }

@@ -82,8 +82,8 @@ async function runThreeTurns(captureContent = false) {
   await agent.whenIdle()
   agent.send(userText('Write an essay.'))
   await new Promise<void>((resolve) => {
-    const off = app.on('session/event', (_session, event) => {
-      if (event.type === 'assistant/chunk' && event.data.chunk.type === 'text-delta') {
+    const off = app.on('session/chunk', (_session, _seq, _time, _turn, _step, chunk) => {
+      if (chunk.type === 'text-delta') {
         off()
         resolve()
       }

@@ -1,5 +1,6 @@
 /** Stopping a deposed writer: an append guard that refuses every event for a session whose lease was lost. */
-import type { SessionStore } from 'dsh-session'
+import type { SessionId } from 'dsh-llm'
+import type { AppendGuard, SessionStore } from 'dsh-session'
 import { leaseLost } from './errors.ts'
 import type { PostgresStorage } from './storage.ts'
 
@@ -9,12 +10,15 @@ import type { PostgresStorage } from './storage.ts'
  * stops at its next append instead of running on in memory. Returns a disposer.
  */
 export function fenceSessions(sessions: SessionStore, storage: PostgresStorage): () => void {
-  return sessions.guard((session, candidate) => {
-    if (storage.tokenOf(session.id) === undefined || storage.holds(session.id)) return
+  const refuse = (sessionId: SessionId, type: string, seq: number): void => {
+    if (storage.tokenOf(sessionId) === undefined || storage.holds(sessionId)) return
     throw leaseLost(
-      session.id,
-      `cannot append ${candidate.type} at seq ${candidate.seq}: this host's lease was taken over by another writer`,
-      candidate.seq,
+      sessionId,
+      `cannot append ${type} at seq ${seq}: this host's lease was taken over by another writer`,
+      seq,
     )
-  })
+  }
+  const guard: AppendGuard = (session, candidate) => refuse(session.id, candidate.type, candidate.seq)
+  guard.chunk = (session, seq) => refuse(session.id, 'assistant/chunk', seq)
+  return sessions.guard(guard)
 }

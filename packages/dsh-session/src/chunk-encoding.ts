@@ -27,20 +27,15 @@ const knownShapes: string[][] = []
 const localShapes: string[][] = []
 const rows: unknown[] = []
 
-/** Encodes the chunks of `events[start, end)` (plain chunk objects with a string `type`). */
-export function encodeChunks(
-  events: readonly { readonly data: { readonly chunk: StreamChunk } }[],
-  start: number,
-  end: number,
-): string {
+/** Encodes `chunks[start, end)` (plain chunk objects with a string `type`). */
+export function encodeChunks(chunks: readonly StreamChunk[], start: number, end: number): string {
   let localCount = 0
   let rowCount = 0
   // The shape of the previous chunk (and its id), tried first: a stream repeats one shape for long.
   let shape: readonly string[] = EMPTY_SHAPE
   let id = 0
   for (let i = start; i < end; i++) {
-    const record = (events[i] as { readonly data: { readonly chunk: StreamChunk } }).data
-      .chunk as unknown as Record<string, unknown>
+    const record = chunks[i] as unknown as Record<string, unknown>
     const type = record.type as string
     const row = rowCount
     if (shape[0] === type) {

@@ -1,150 +1,208 @@
 /**
- * Chunk eviction: once a step's `assistant/message` commits, the `assistant/chunk` events right
- * before it are replaced, in whatever array holds them (a session's log, the memory storage), by one
- * compact `ChunkRun` — the times as unboxed doubles and the chunks as one JSON string of rows against
- * a process-wide table of chunk shapes (type and key order; see `chunk-encoding.ts`) — and decoded
- * back on access into frozen events equal to the originals. One chunk event costs ~200 bytes of heap
- * as objects and ~45 as part of a run. The session and `MemoryStorage` share one run per step.
+ * Chunk runs: a step's consecutive `assistant/chunk` entries, kept as one object in whatever array
+ * holds a log (a session's log, the memory storage), one slot per seq all pointing at the run. An
+ * open run holds each chunk as the frozen object it was appended as, and its time as an unboxed
+ * double; once the log moves past it, the run is sealed: its chunks become one JSON string of rows
+ * against a process-wide table of chunk shapes (see `chunk-encoding.ts`). A frozen `assistant/chunk`
+ * event is built only when something reads one (`at`), equal to what the event would have been.
  */
-import { deepFreeze } from 'dsh-llm'
+import { deepFreeze, type StreamChunk } from 'dsh-llm'
 import { decodeChunks, encodeChunks } from './chunk-encoding.ts'
 import type { SessionEvent, SessionEventOf } from './types.ts'
 
 type ChunkEvent = SessionEventOf<'assistant/chunk'>
 
-/** A slot of an array of events: the event itself, or the compact run it was folded into. */
+/** A chunk entry without its event: seq `seq` of `run`. */
+export interface ChunkRef {
+  readonly run: ChunkRun
+  readonly seq: number
+}
+
+/** A slot of an array of events: the event itself, or the chunk run holding its seq. */
 export type LogEntry = SessionEvent | ChunkRun
 
-/** Runs shorter than this stay as objects (a run's own overhead would not pay off). */
-export const MIN_RUN = 2
-
-/** A contiguous run of one step's `assistant/chunk` events, seqs `first` to `first + length - 1`. */
+/** A contiguous run of one step's `assistant/chunk` entries, seqs `first` to `first + length - 1`. */
 export class ChunkRun {
-  /** The chunks' `time`s, in order (a plain array of numbers: unboxed doubles, counted in the heap). */
-  private readonly times: number[]
-  private readonly json: string
+  /** The chunks' `time`s, in order (a plain array of numbers: unboxed doubles). */
+  private readonly times: number[] = []
+  /** While open: the frozen chunks, in order. */
+  private open: StreamChunk[] | undefined = []
+  /** Once sealed: the chunks encoded (see `chunk-encoding.ts`). */
+  private json = ''
 
-  private constructor(
+  constructor(
     readonly first: number,
     readonly turn: number,
     readonly step: number,
-    entries: readonly LogEntry[],
-    end: number,
-  ) {
-    const times = new Array<number>(end - first)
-    for (let i = first; i < end; i++) times[i - first] = (entries[i] as ChunkEvent).time
-    this.times = times
-    this.json = encodeChunks(entries as readonly ChunkEvent[], first, end)
-  }
+  ) {}
 
-  /** How many events the run holds. */
+  /** How many entries the run holds. */
   get length(): number {
     return this.times.length
   }
 
-  /** The event at `seq` (within the run), rebuilt and frozen: equal to, not the same as, the original. */
-  at(seq: number): SessionEvent {
-    const index = seq - this.first
-    const chunks = this.chunks()
-    const event = Object.freeze({
-      type: 'assistant/chunk',
-      seq,
-      time: this.times[index] as number,
-      data: Object.freeze({ turn: this.turn, step: this.step, chunk: chunks[index] }),
-    }) as ChunkEvent
-    return event
+  /** Whether more chunks may still be pushed. */
+  get isOpen(): boolean {
+    return this.open !== undefined
   }
 
-  private chunks(): readonly ChunkEvent['data']['chunk'][] {
+  /** Appends one entry (the run's next seq); `chunk` must be frozen plain JSON with a string `type`. */
+  push(time: number, chunk: StreamChunk): void {
+    const times = this.times
+    times[times.length] = time
+    const open = this.open as StreamChunk[]
+    open[open.length] = chunk
+  }
+
+  /** Encodes the chunks compactly; no `push` follows. */
+  seal(): void {
+    const open = this.open
+    if (open === undefined) return
+    this.json = encodeChunks(open, 0, open.length)
+    this.open = undefined
+    if (lastRun === this) lastRun = undefined
+  }
+
+  /** The time of `seq` (within the run). */
+  timeAt(seq: number): number {
+    return this.times[seq - this.first] as number
+  }
+
+  /** The chunk of `seq` (within the run), frozen. */
+  chunkAt(seq: number): StreamChunk {
+    const index = seq - this.first
+    const open = this.open
+    return (open === undefined ? this.decoded() : open)[index] as StreamChunk
+  }
+
+  /** The times of seqs `[from, from + count)` (within the run), as a new array. */
+  timesOf(from: number, count: number): number[] {
+    const start = from - this.first
+    return this.times.slice(start, start + count)
+  }
+
+  /** The chunks of seqs `[from, from + count)` (within the run), as a new array. */
+  chunksOf(from: number, count: number): StreamChunk[] {
+    const start = from - this.first
+    const open = this.open
+    return (open === undefined ? this.decoded() : open).slice(start, start + count)
+  }
+
+  /** The event at `seq` (within the run), built and frozen: equal to, not the same as, any earlier one. */
+  at(seq: number): SessionEvent {
+    return materializeChunk(seq, this.timeAt(seq), this.turn, this.step, this.chunkAt(seq))
+  }
+
+  private decoded(): readonly StreamChunk[] {
     if (lastRun !== this) {
       lastChunks = deepFreeze(decodeChunks(this.json))
       lastRun = this
     }
     return lastChunks
   }
-
-  /**
-   * The run for `entries[start, end)` (one step's plain chunk events, seqs contiguous, slot i holding
-   * seq i), which `message` (the step's `assistant/message` event) follows: the run another holder
-   * already folded before the same message object if it covers the same seqs, so that holders share
-   * it; else a new one, recorded for the next holder.
-   */
-  static of(entries: readonly LogEntry[], start: number, end: number, message: SessionEvent): ChunkRun {
-    const known = runBefore.get(message)
-    if (known !== undefined && known.first === start && known.length === end - start) return known
-    const head = entries[start] as ChunkEvent
-    const run = new ChunkRun(start, head.data.turn, head.data.step, entries, end)
-    runBefore.set(message, run)
-    return run
-  }
 }
 
-/**
- * The run folded right before each `assistant/message` event object, while that object lives: the
- * session and `MemoryStorage` hold the same message object (the writer hands the storage the
- * committed events; `load` hands a re-opened session the stored ones; a fork's seed is the source's),
- * so each step's run is built once and shared. One entry per step.
- */
-const runBefore = new WeakMap<object, ChunkRun>()
-/** One decoded run, so a sequential scan parses each run once. */
+/** One decoded sealed run, so a sequential scan parses each run once. */
 let lastRun: ChunkRun | undefined
-let lastChunks: readonly ChunkEvent['data']['chunk'][] = []
+let lastChunks: readonly StreamChunk[] = []
 
-/** The event of seq `seq` in `entries` (whose slot i holds seq i), decoding a run; undefined past the end. */
+/** Counts every chunk event built from a run (a test hook: the append path builds none). */
+export const chunkEventsBuilt = { count: 0 }
+
+/** The frozen `assistant/chunk` event of these parts, keys in the envelope's canonical order. */
+export function materializeChunk(
+  seq: number,
+  time: number,
+  turn: number,
+  step: number,
+  chunk: StreamChunk,
+): ChunkEvent {
+  chunkEventsBuilt.count++
+  return Object.freeze({
+    type: 'assistant/chunk',
+    seq,
+    time,
+    data: Object.freeze({ turn, step, chunk }),
+  }) as ChunkEvent
+}
+
+/** The event of seq `seq` in `entries` (whose slot i holds seq i), built from a run; undefined past the end. */
 export function eventAt(entries: readonly LogEntry[], seq: number): SessionEvent | undefined {
   const entry = entries[seq]
   return entry instanceof ChunkRun ? entry.at(seq) : entry
 }
 
 /**
- * After `entries[messageIndex]` (an `assistant/message`; slot i holds seq i) was added: replaces the contiguous
- * `assistant/chunk` events of the same turn and step right before it by one shared `ChunkRun`.
- * Events that do not round-trip exactly (extra fields, surface metadata) are left as they are.
+ * An array of log slots (slot i holds seq i) that keeps chunk entries in runs: the session's log and
+ * the memory storage each keep one. Chunks of one step that follow each other share the open run;
+ * any other entry seals it.
  */
-export function evictChunksBefore(entries: LogEntry[], messageIndex: number): void {
-  const message = entries[messageIndex]
-  if (message === undefined || message instanceof ChunkRun || message.type !== 'assistant/message') return
-  const known = runBefore.get(message)
-  if (known !== undefined && foldKnownRun(entries, known, messageIndex)) return
-  const { turn, step } = message.data
-  let start = messageIndex
-  while (start > 0) {
-    const entry = entries[start - 1]
-    if (entry === undefined || entry instanceof ChunkRun || !isPlainChunk(entry, turn, step)) break
-    start--
+export class RunLog {
+  readonly entries: LogEntry[] = []
+  private current: ChunkRun | undefined
+
+  /** Adds a committed event: a plain chunk event goes into a run, anything else as it is. */
+  add(event: SessionEvent): void {
+    if (event.type === 'assistant/chunk' && isPlainChunk(event)) {
+      const { turn, step, chunk } = event.data
+      this.addChunk(event.time, turn, step, chunk)
+      return
+    }
+    this.current?.seal()
+    this.current = undefined
+    const entries = this.entries
+    entries[entries.length] = event
   }
-  if (messageIndex - start < MIN_RUN) return
-  const run = ChunkRun.of(entries, start, messageIndex, message)
-  for (let i = start; i < messageIndex; i++) entries[i] = run
+
+  /** Adds one chunk entry (the next seq) and returns the run now holding it. */
+  addChunk(time: number, turn: number, step: number, chunk: StreamChunk): ChunkRun {
+    const entries = this.entries
+    const seq = entries.length
+    let run = this.current
+    if (run === undefined || run.turn !== turn || run.step !== step || run.first + run.length !== seq) {
+      run?.seal()
+      run = new ChunkRun(seq, turn, step)
+      this.current = run
+    }
+    run.push(time, chunk)
+    entries[seq] = run
+    return run
+  }
+
+  /**
+   * Puts `run` (another log's, which holds seq `seq`) in slot `seq`, the next one: the memory storage
+   * shares the session's runs instead of copying their chunks. The other log seals it.
+   */
+  addShared(run: ChunkRun, seq: number): void {
+    if (this.current !== run) {
+      this.current?.seal()
+      this.current = undefined
+    }
+    this.entries[seq] = run
+  }
 }
 
-/**
- * Folds `entries[messageIndex - run.length, messageIndex)` into `run`, the run another holder folded
- * before the same message object, when they are its seqs and all chunk events of its turn and step
- * (the same events: both holders got them from the same commit) — without checking each one's keys
- * again. Returns false (nothing changed) otherwise.
- */
-function foldKnownRun(entries: LogEntry[], run: ChunkRun, messageIndex: number): boolean {
-  const start = messageIndex - run.length
-  if (start !== run.first) return false
-  for (let i = start; i < messageIndex; i++) {
-    const entry = entries[i]
-    if (entry === undefined || entry instanceof ChunkRun || entry.type !== 'assistant/chunk') return false
-    if (entry.data.turn !== run.turn || entry.data.step !== run.step) return false
-  }
-  for (let i = start; i < messageIndex; i++) entries[i] = run
-  return true
-}
-
-/** A chunk event of (turn, step) whose keys are exactly what a run rebuilds, in the same order. */
-export function isPlainChunk(event: SessionEvent, turn: number, step: number): event is ChunkEvent {
-  if (event.type !== 'assistant/chunk' || event.data.turn !== turn || event.data.step !== step) return false
+/** A chunk event whose keys are exactly what a run rebuilds, in the same order. */
+export function isPlainChunk(event: SessionEvent): event is ChunkEvent {
+  if (event.type !== 'assistant/chunk') return false
   const chunk: object = event.data.chunk
   return (
     sameKeys(event, EVENT_KEYS) &&
     sameKeys(event.data, DATA_KEYS) &&
     typeof event.data.chunk.type === 'string' &&
     !Object.hasOwn(chunk, '__proto__')
+  )
+}
+
+/** A chunk payload (`{turn, step, chunk}`) whose keys are exactly what a run rebuilds, in order. */
+export function isPlainChunkData(data: {
+  readonly turn: number
+  readonly step: number
+  readonly chunk: StreamChunk
+}): boolean {
+  const chunk: object = data.chunk
+  return (
+    sameKeys(data, DATA_KEYS) && typeof data.chunk.type === 'string' && !Object.hasOwn(chunk, '__proto__')
   )
 }
 

@@ -25,7 +25,11 @@ const MAX_BYTES_PER_UNIT = 6
  * `Infinity` (measure it the general way) for `usage` and `finish`, whose members are open records.
  */
 export function chunkDataBound(data: ChunkData): number {
-  const chunk = data.chunk
+  return chunkBound(data.chunk)
+}
+
+/** `chunkDataBound` of the payload holding `chunk` (a chunk `snapshotChunk` built). */
+export function chunkBound(chunk: StreamChunk): number {
   let units = chunk.type.length
   switch (chunk.type) {
     case 'text-delta':
@@ -61,7 +65,11 @@ export function chunkDataBound(data: ChunkData): number {
  * agree for every form.
  */
 export function chunkDataEstimate(data: ChunkData): number {
-  const chunk = data.chunk
+  return chunkEstimate(data.chunk)
+}
+
+/** `chunkDataEstimate` of the payload holding `chunk` (a chunk `snapshotChunk` built). */
+export function chunkEstimate(chunk: StreamChunk): number {
   // {turn, step, chunk} around the chunk, and the chunk's own `type` and `index` members.
   const base = 43 + 29 + chunk.type.length
   switch (chunk.type) {
@@ -127,11 +135,15 @@ export function snapshotChunkData(value: unknown): ChunkData | undefined {
   if (!isPlain(value) || !hasKeys(value, DATA_KEYS)) return undefined
   const { turn, step } = value
   if (!isOrdinal(turn) || !isOrdinal(step)) return undefined
-  const chunk = copyChunk(value.chunk)
+  const chunk = snapshotChunk(value.chunk)
   return chunk === undefined ? undefined : Object.freeze({ turn, step, chunk })
 }
 
-function copyChunk(value: unknown): StreamChunk | undefined {
+/**
+ * The chunk part of `snapshotChunkData`: a frozen copy of `value` if it is a stream chunk in the
+ * common form, else `undefined` (take the general path).
+ */
+export function snapshotChunk(value: unknown): StreamChunk | undefined {
   if (!isPlain(value)) return undefined
   const { type, index } = value
   if (!isCount(index)) return copyTail(value)
@@ -245,7 +257,7 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && !Object.is(value, -0)
 }
 
-/** A positive safe integer. */
-function isOrdinal(value: unknown): value is number {
+/** A positive safe integer (a turn or step number). */
+export function isOrdinal(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
 }

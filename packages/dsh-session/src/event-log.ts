@@ -1,14 +1,13 @@
 /**
- * The array a session keeps its events in. Once a step's `assistant/message` is added, its chunk
- * events are folded into a `ChunkRun` (see `chunk-runs.ts`); `at` and `snapshot` decode them, so
- * callers still see every event. Callers never get this array itself: `session.events` is a frozen
- * snapshot (`snapshot()`), a plain array that `structuredClone` copies.
+ * The array a session keeps its events in: chunk entries live in their step's run (see
+ * `chunk-runs.ts`); `at` and `snapshot` build their events, so callers still see every event.
+ * Callers never get this array itself: `session.events` is a frozen snapshot (`snapshot()`), a plain
+ * array that `structuredClone` copies.
  */
-import { ChunkRun, isPlainChunk, type LogEntry, MIN_RUN } from './chunk-runs.ts'
+import type { StreamChunk } from 'dsh-llm'
+import { ChunkRun, type LogEntry, RunLog } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
-import type { SessionEvent, SessionEventOf, SessionEventType } from './types.ts'
-
-type ChunkEvent = SessionEventOf<'assistant/chunk'>
+import type { SessionEvent, SessionEventType } from './types.ts'
 
 function refuse(method: string): never {
   throw new SessionError(
@@ -17,14 +16,15 @@ function refuse(method: string): never {
   )
 }
 
-/** A session's committed events. Only the owning session appends, through `add`. */
+/** A session's committed events. Only the owning session appends, through `add` and `addChunk`. */
 export class EventLog {
-  /** Slot i holds seq i: the event, or the run its chunk event was folded into. */
-  private readonly entries: LogEntry[] = []
+  private readonly runs = new RunLog()
+  /** Slot i holds seq i: the event, or the run holding its chunk. */
+  private readonly entries: LogEntry[] = this.runs.entries
   /** The last snapshot handed out, while a caller holds it (a prefix the next one copies). */
   private last: WeakRef<FrozenEvents> | undefined
 
-  /** The raw slots, runs undecoded (for folds that skip chunk events, like the surface). */
+  /** The raw slots, runs unbuilt (for folds that skip chunk entries, like the surface). */
   get raw(): readonly LogEntry[] {
     return this.entries
   }
@@ -34,24 +34,17 @@ export class EventLog {
     return this.entries.length
   }
 
-  /**
-   * Appends a committed event (the owning session's path). An `assistant/message` folds the chunk
-   * events of its step right before it (see `evictChunksBefore`) into one `ChunkRun`.
-   * `canonical`: the event is an `assistant/chunk` whose payload `snapshotChunkData` built, so its
-   * keys need no checking. The log tracks the run as events arrive, so the fold neither scans back
-   * nor re-checks keys.
-   */
-  add(event: SessionEvent, canonical = false): void {
-    const entries = this.entries
-    const index = entries.length
-    entries[index] = event
-    if (event.type === 'assistant/chunk') this.#run.extend(event, index, canonical)
-    else if (event.type === 'assistant/message') this.#run.fold(entries, event, index)
+  /** Appends a committed event (a plain chunk event goes into its step's run). */
+  add(event: SessionEvent): void {
+    this.runs.add(event)
   }
 
-  readonly #run = new TrailingRun()
+  /** Appends a committed chunk entry (frozen, validated) and returns the run holding it. */
+  addChunk(time: number, turn: number, step: number, chunk: StreamChunk): ChunkRun {
+    return this.runs.addChunk(time, turn, step, chunk)
+  }
 
-  /** The event of `seq`, a folded chunk rebuilt (equal to the committed one); undefined past the end. */
+  /** The event of `seq`, a chunk entry built (equal to the committed one); undefined past the end. */
   at(seq: number): SessionEvent | undefined {
     const entry = this.entries[seq]
     return entry instanceof ChunkRun ? entry.at(seq) : entry
@@ -121,41 +114,5 @@ class FrozenEvents extends Array<SessionEvent> {
   }
   override copyWithin(): this {
     return refuse('copyWithin')
-  }
-}
-
-/** The trailing run of plain chunk events of one step in a log: slots `[start, end)`, empty when equal. */
-class TrailingRun {
-  private start = 0
-  private end = 0
-  private turn = 0
-  private step = 0
-
-  /** Takes the chunk event just added at `index` into the run, or starts a new one (or none). */
-  extend(event: ChunkEvent, index: number, canonical: boolean): void {
-    const { turn, step } = event.data
-    if (!canonical && !isPlainChunk(event, turn, step)) {
-      this.start = this.end = index + 1
-    } else if (this.end === index && this.end > this.start && this.turn === turn && this.step === step) {
-      this.end++
-    } else {
-      this.start = index
-      this.end = index + 1
-      this.turn = turn
-      this.step = step
-    }
-  }
-
-  /**
-   * After `message` was added at `index`: folds the run into one `ChunkRun` if it ends right before
-   * the message, belongs to its step and is long enough — what `evictChunksBefore` would fold.
-   */
-  fold(entries: LogEntry[], message: SessionEventOf<'assistant/message'>, index: number): void {
-    const { start, end } = this
-    this.start = this.end = index + 1
-    if (end !== index || end - start < MIN_RUN) return
-    if (message.data.turn !== this.turn || message.data.step !== this.step) return
-    const run = ChunkRun.of(entries, start, end, message)
-    for (let i = start; i < end; i++) entries[i] = run
   }
 }

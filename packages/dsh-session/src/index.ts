@@ -47,6 +47,7 @@ export { bothFailures, errorChain } from './storage/failures.ts'
 export { decodeHeader as decodeSessionFileHeader, SESSION_FORMAT_VERSION } from './storage/jsonl/codec.ts'
 export { type AppendIo, nodeAppendIo, nodeAppendIoWith } from './storage/jsonl/files.ts'
 export { DEFAULT_DIR_MODE, DEFAULT_FILE_MODE } from './storage/jsonl/modes.ts'
+export { expandRunLine, isRunLine } from './storage/jsonl/run-line.ts'
 export {
   type ScanState as SessionFileState,
   SessionFileDecoder,

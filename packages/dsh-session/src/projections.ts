@@ -1,6 +1,7 @@
 /**
  * `ctx.sessionProjections`: keyed pure folds over session logs, built lazily over existing history
- * and kept current by `session/event`, readable for any session (no live agent needed).
+ * and kept current by `session/event`, readable for any session (no live agent needed). A fold sees
+ * every event but `assistant/chunk` entries (which `session/event` does not carry either).
  */
 import { type Context, Service } from 'cordis'
 import { redact } from 'dsh-llm'
@@ -159,6 +160,7 @@ export class SessionProjectionRegistry extends Service implements SessionProject
       entry.state = definition.init(session)
       definition.schema?.parse(entry.state)
       for (; entry.upTo < upTo; entry.upTo++) {
+        if (isChunkEntry(session, entry.upTo)) continue
         const event = session.eventAt(entry.upTo)
         if (event === undefined) break
         const next = definition.apply(entry.state, event, session)
@@ -173,6 +175,10 @@ export class SessionProjectionRegistry extends Service implements SessionProject
 
   private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
     while (entry.upTo < upTo && entry.failure === undefined) {
+      if (isChunkEntry(session, entry.upTo)) {
+        entry.upTo++
+        continue
+      }
       const event = session.eventAt(entry.upTo)
       if (event === undefined) return
       this.fold(registration, session, entry, event)
@@ -196,4 +202,9 @@ export class SessionProjectionRegistry extends Service implements SessionProject
 
 function errorText(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error)
+}
+
+/** Whether `seq` of `session` is an `assistant/chunk` (projections skip them, unbuilt). */
+function isChunkEntry(session: Session, seq: number): boolean {
+  return session.eventTypeAt(seq) === 'assistant/chunk'
 }

@@ -2,8 +2,16 @@
  * The live session: one append-only log with its cached folds (enclosure, surface, header) and the
  * append pipeline snapshot → schema → enclosure → surface → guards → commit → persist → notify.
  */
-import { deepFreeze, type Message, type SessionId } from 'dsh-llm'
-import { type ChunkData, chunkDataBound, chunkDataEstimate, snapshotChunkData } from './chunk-snapshot.ts'
+import { deepFreeze, type Message, type SessionId, type StreamChunk } from 'dsh-llm'
+import { isPlainChunkData, materializeChunk } from './chunk-runs.ts'
+import {
+  type ChunkData,
+  chunkBound,
+  chunkEstimate,
+  isOrdinal,
+  snapshotChunk,
+  snapshotChunkData,
+} from './chunk-snapshot.ts'
 import { SurfaceFold, trackSurfaceFold } from './derive.ts'
 import { EnclosureTracker } from './enclosure.ts'
 import { SessionError } from './errors.ts'
@@ -13,7 +21,7 @@ import { headerStateOf } from './header.ts'
 import { surfaceMetaSchema } from './payload-schemas.ts'
 import { checkPayload, checkSchema, requireEventDefinition } from './schemas.ts'
 import { snapshotJson } from './snapshot.ts'
-import { assertEventSize, assertEventSizeWithin } from './storage/event-size.ts'
+import { assertEventSize, chunkSizeBudget } from './storage/event-size.ts'
 import type { EventWriter } from './storage/event-writer.ts'
 import type {
   AppendGuard,
@@ -34,6 +42,15 @@ import type {
 export interface SessionHost {
   /** Tells `session/event` listeners about a committed event; must contain listener errors. */
   notify(session: Session, event: SessionEvent): void
+  /** Tells chunk listeners about a committed chunk entry; must contain listener errors. */
+  notifyChunk(
+    session: Session,
+    seq: number,
+    time: number,
+    turn: number,
+    step: number,
+    chunk: StreamChunk,
+  ): void
   /** The per-event size limit in serialized bytes, checked before any guard runs. */
   readonly maxEventBytes: number
   /** The pre-commit checks currently registered, in order (an array the host replaces on change). */
@@ -69,8 +86,6 @@ export class LiveSession implements Session {
   private busyType: string | undefined
   private busySeq = 0
   private busyPhase: 'checking' | 'notifying' = 'checking'
-  /** The event `prepare` just built is a chunk whose payload `snapshotChunkData` built. */
-  private canonical = false
   private closed = false
 
   constructor(init: LiveSessionInit) {
@@ -111,6 +126,37 @@ export class LiveSession implements Session {
     surface?: SurfaceMeta,
   ): SessionEventOf<K> {
     const seq = this.log.length
+    this.enter(type, seq)
+    try {
+      if (type === 'assistant/chunk' && surface === undefined) {
+        // The common chunk payloads: copied and checked in one hand-written pass, else the general path.
+        const fast = snapshotChunkData(data)
+        if (fast !== undefined) {
+          this.commitChunk(fast.turn, fast.step, fast.chunk, seq, chunkBound(fast.chunk))
+          return this.log.at(seq) as SessionEventOf<K>
+        }
+      }
+      return (this.appendGeneral(type, data, surface, seq) ?? this.log.at(seq)) as SessionEventOf<K>
+    } finally {
+      this.busyType = undefined
+    }
+  }
+
+  appendChunk(turn: number, step: number, chunk: StreamChunk): number {
+    const seq = this.log.length
+    this.enter('assistant/chunk', seq)
+    try {
+      const copy = isOrdinal(turn) && isOrdinal(step) ? snapshotChunk(chunk) : undefined
+      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy))
+      else this.appendGeneral('assistant/chunk', { turn, step, chunk }, undefined, seq)
+      return seq
+    } finally {
+      this.busyType = undefined
+    }
+  }
+
+  /** Refuses an append to a closed session or from inside another append; else marks one running. */
+  private enter(type: string, seq: number): void {
     if (this.closed) {
       throw new SessionError('CLOSED', `session ${this.id} is closed; cannot append ${type}`, {
         sessionId: this.id,
@@ -123,29 +169,71 @@ export class LiveSession implements Session {
     this.busyType = type
     this.busySeq = seq
     this.busyPhase = 'checking'
-    try {
-      const event = this.prepare(type, data, surface, seq)
-      const canonical = this.canonical
-      // The size limit first (`EVENT_TOO_LARGE`); a chunk built by the fast path is measured by its
-      // strings, for the limit and for the writer's queue alike.
-      if (canonical)
-        assertEventSizeWithin(
-          event,
-          chunkDataBound(event.data as ChunkData),
-          this.host.maxEventBytes,
-          this.id,
-        )
-      else assertEventSize(event, this.host.maxEventBytes, this.id)
-      const guards = this.host.guards()
-      for (let i = 0; i < guards.length; i++) (guards[i] as AppendGuard)(this, event)
-      this.commit(event, canonical)
-      this.writer?.enqueue(event, canonical ? chunkDataEstimate(event.data as ChunkData) : -1)
-      this.busyPhase = 'notifying'
-      this.host.notify(this, event)
-      return event as SessionEventOf<K>
-    } finally {
-      this.busyType = undefined
+  }
+
+  /**
+   * Commits a checked, frozen chunk into the step's open run: enclosure, size (`bound`: an upper
+   * bound of its payload's JSON bytes, or -1 to measure the general way), guards (their `chunk` hook,
+   * else a built candidate), the log, the writer, then the chunk listeners. No event is built unless
+   * the size needs measuring or a guard has no `chunk` hook.
+   */
+  private commitChunk(turn: number, step: number, chunk: StreamChunk, seq: number, bound: number): void {
+    this.enclosure.checkChunk(turn, step, seq)
+    const time = this.host.now()
+    let candidate: SessionEvent | undefined
+    if (bound < 0 || bound > chunkSizeBudget(this.host.maxEventBytes)) {
+      candidate = materializeChunk(seq, time, turn, step, chunk)
+      assertEventSize(candidate, this.host.maxEventBytes, this.id)
     }
+    const guards = this.host.guards()
+    for (let i = 0; i < guards.length; i++) {
+      const guard = guards[i] as AppendGuard
+      if (guard.chunk !== undefined) {
+        guard.chunk(this, seq, turn, step, chunk)
+        continue
+      }
+      candidate ??= materializeChunk(seq, time, turn, step, chunk)
+      guard(this, candidate)
+    }
+    const run = this.log.addChunk(time, turn, step, chunk)
+    this.writer?.enqueueChunk(run, seq, chunkEstimate(chunk))
+    this.busyPhase = 'notifying'
+    this.host.notifyChunk(this, seq, time, turn, step, chunk)
+  }
+
+  /**
+   * The general append path: snapshot, schema, then a plain chunk payload goes to `commitChunk`
+   * (returning `undefined`); any other event is built, checked (enclosure, surface, size, guards),
+   * committed, enqueued and announced, and returned.
+   */
+  private appendGeneral(
+    type: string,
+    data: unknown,
+    surface: SurfaceMeta | undefined,
+    seq: number,
+  ): SessionEvent | undefined {
+    const definition = requireEventDefinition(type, seq)
+    const payload = snapshotJson(data, type)
+    checkPayload(definition, payload, type, seq)
+    const isChunk = type === 'assistant/chunk'
+    if (isChunk && surface === undefined && isPlainChunkData(payload as ChunkData)) {
+      const { turn, step, chunk } = payload as ChunkData
+      this.commitChunk(turn, step, chunk, seq, -1)
+      return undefined
+    }
+    this.enclosure.check(type, payload, seq, definition.placement)
+    const event = this.build(type, payload, surface, seq)
+    assertEventSize(event, this.host.maxEventBytes, this.id)
+    const guards = this.host.guards()
+    for (let i = 0; i < guards.length; i++) (guards[i] as AppendGuard)(this, event)
+    this.commit(event)
+    this.writer?.enqueue(event)
+    this.busyPhase = 'notifying'
+    if (isChunk) {
+      const { turn, step, chunk } = event.data as ChunkData
+      this.host.notifyChunk(this, seq, event.time, turn, step, chunk)
+    } else this.host.notify(this, event)
+    return event
   }
 
   deriveMessages(): readonly Message[] {
@@ -190,18 +278,8 @@ export class LiveSession implements Session {
     this.writer?.dispose()
   }
 
-  private prepare(type: string, data: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
-    const definition = requireEventDefinition(type, seq)
-    // The common chunk payloads: copied and checked in one hand-written pass, else the general path.
-    const chunk = type === 'assistant/chunk' ? snapshotChunkData(data) : undefined
-    this.canonical = chunk !== undefined
-    let payload: unknown = chunk
-    if (chunk !== undefined) this.enclosure.checkChunk(chunk.turn, chunk.step, seq)
-    else {
-      payload = snapshotJson(data, type)
-      checkPayload(definition, payload, type, seq)
-      this.enclosure.check(type, payload, seq, definition.placement)
-    }
+  /** The frozen envelope of a checked payload, with its surface metadata checked. */
+  private build(type: string, payload: unknown, surface: SurfaceMeta | undefined, seq: number): SessionEvent {
     const time = this.host.now()
     if (surface === undefined) return Object.freeze({ type, seq, time, data: payload }) as SessionEvent
     const meta = snapshotJson(surface, type, 'surface')
@@ -211,8 +289,8 @@ export class LiveSession implements Session {
     return Object.freeze({ type, seq, time, data: payload, surface: meta }) as SessionEvent
   }
 
-  private commit(event: SessionEvent, canonical = false): void {
-    this.log.add(event, canonical)
+  private commit(event: SessionEvent): void {
+    this.log.add(event)
     this.enclosure.apply(event.type, event.data)
     if (event.type === 'request/header') this.header = headerStateOf(event)
   }
@@ -238,7 +316,7 @@ export class LiveSession implements Session {
   private refuseReentrant(type: string, busyType: string): never {
     const where =
       this.busyPhase === 'notifying'
-        ? `from inside the session/event notification of ${busyType} at seq ${this.busySeq}`
+        ? `from inside the ${busyType === 'assistant/chunk' ? 'session/chunk' : 'session/event'} notification of ${busyType} at seq ${this.busySeq}`
         : `while ${busyType} at seq ${this.busySeq} is being checked`
     throw new SessionError('REENTRANT_APPEND', `session ${this.id}: cannot append ${type} ${where}`, {
       sessionId: this.id,

@@ -3,7 +3,7 @@
  * plugin provides `ctx.sessionProjections`, so `await app.plugin(Sessions)` gives both services.
  */
 import { type Context, Service } from 'cordis'
-import { emitContained, eventBus, newSessionId, redact, type SessionId } from 'dsh-llm'
+import { emitContained, eventBus, newSessionId, redact, type SessionId, type StreamChunk } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
@@ -21,6 +21,7 @@ import type {
   ExposedSession,
   LoadReport,
   Session,
+  SessionChunkListener,
   SessionEvent,
   SessionEventInput,
   SessionEventListener,
@@ -37,8 +38,23 @@ declare module 'cordis' {
   interface Events {
     /** emit (contained): a session became live in this process (created, opened or forked). */
     'session/created'(session: Session): void
-    /** emit (contained): an event was committed to a live session. Appending from here throws. */
+    /**
+     * emit (contained): an event was committed to a live session, `assistant/chunk` entries excepted
+     * (`session/chunk` carries those). Appending from here throws.
+     */
     'session/event'(session: Session, event: SessionEvent): void
+    /**
+     * emit (contained): a chunk entry was committed to a live session at `seq`, as its parts (no
+     * event; `session.eventAt(seq)` builds it). Appending from here throws.
+     */
+    'session/chunk'(
+      session: Session,
+      seq: number,
+      time: number,
+      turn: number,
+      step: number,
+      chunk: StreamChunk,
+    ): void
     /** emit (contained): a live session was closed and its lease released. */
     'session/disposed'(session: Session): void
   }
@@ -85,6 +101,8 @@ export class Sessions extends Service implements SessionStore {
   private appendGuards: readonly AppendGuard[] = []
   /** `onEvent` listeners; replaced (never mutated) on change, so notifying needs no copy. */
   private eventListeners: readonly SessionEventListener[] = []
+  /** `onChunk` listeners; replaced (never mutated) on change. */
+  private chunkListeners: readonly SessionChunkListener[] = []
   private readonly host: SessionHost
   private readonly clock: () => number
   private readonly writerOptions: SessionWriterOptions
@@ -122,6 +140,20 @@ export class Sessions extends Service implements SessionStore {
             this.home
               .logger('dsh')
               .warn(`session event listener threw at ${event.type} seq ${event.seq}: %s`, redact(text))
+          }
+        }
+      },
+      notifyChunk: (session, seq, time, turn, step, chunk) => {
+        if (bus.has('session/chunk')) bus.emit('session/chunk', [session, seq, time, turn, step, chunk])
+        const listeners = this.chunkListeners
+        for (let i = 0; i < listeners.length; i++) {
+          try {
+            listeners[i]?.(session, seq, time, turn, step, chunk)
+          } catch (error) {
+            const text = error instanceof Error ? (error.stack ?? error.message) : String(error)
+            this.home
+              .logger('dsh')
+              .warn(`session chunk listener threw at assistant/chunk seq ${seq}: %s`, redact(text))
           }
         }
       },
@@ -297,8 +329,8 @@ export class Sessions extends Service implements SessionStore {
   }
 
   /**
-   * Calls `listener(session, event)` after each event committed to any live session of this store,
-   * after the `session/event` listeners, as an effect of the calling fiber (removed with it, or by
+   * Calls `listener(session, event)` after each event committed to any live session of this store
+   * (chunk entries excepted: `onChunk`), after the `session/event` listeners, as an effect of the calling fiber (removed with it, or by
    * the returned disposer). The cheap form of `ctx.on('session/event')` for per-event work: a plain
    * call, without cordis's tracing of the listener and its arguments. A throwing listener is logged
    * (logger `dsh`) and does not stop the others; appending from it throws `REENTRANT_APPEND`.
@@ -312,7 +344,26 @@ export class Sessions extends Service implements SessionStore {
     }, 'session event listener')
   }
 
-  /** Adds a pre-commit check for every session, as an effect of the calling fiber. */
+  /**
+   * Calls `listener(session, seq, time, turn, step, chunk)` after each chunk entry committed to any
+   * live session of this store, after the `session/chunk` listeners, as an effect of the calling
+   * fiber (removed with it, or by the returned disposer). The live channel of chunks: no event is
+   * built for it (`session.eventAt(seq)` builds one). A throwing listener is logged (logger `dsh`)
+   * and does not stop the others; appending from it throws `REENTRANT_APPEND`.
+   */
+  onChunk(listener: SessionChunkListener): () => void {
+    return this.ctx.effect(() => {
+      this.chunkListeners = [...this.chunkListeners, listener]
+      return () => {
+        this.chunkListeners = this.chunkListeners.filter((x) => x !== listener)
+      }
+    }, 'session chunk listener')
+  }
+
+  /**
+   * Adds a pre-commit check for every session, as an effect of the calling fiber. A check with a
+   * `chunk` hook gets chunk entries through it, without an event (see `AppendGuard`).
+   */
   guard(check: AppendGuard): () => void {
     return this.ctx.effect(() => {
       if (!this.appendGuards.includes(check)) this.appendGuards = [...this.appendGuards, check]

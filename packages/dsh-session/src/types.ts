@@ -175,8 +175,30 @@ export interface SessionParent {
   readonly seedLength: number
 }
 
-/** A check run before an event commits; it throws to refuse the event (the log is left unchanged). */
-export type AppendGuard = (session: Session, candidate: SessionEvent) => void
+/**
+ * A check run before an event commits; it throws to refuse the event (the log is left unchanged).
+ * A guard with a `chunk` hook is handed chunk entries through it, without an event envelope; a guard
+ * without one gets each chunk as a built `assistant/chunk` candidate (which costs an envelope per
+ * chunk).
+ */
+export interface AppendGuard {
+  (session: Session, candidate: SessionEvent): void
+  /** Checks a chunk entry about to commit at `seq` (its time is not known yet); throws to refuse it. */
+  chunk?(session: Session, seq: number, turn: number, step: number, chunk: StreamChunk): void
+}
+
+/**
+ * A listener of committed chunk entries (`SessionStore.onChunk`, `session/chunk`): the parts of the
+ * `assistant/chunk` event at `seq`, which `session.eventAt(seq)` builds when an envelope is wanted.
+ */
+export type SessionChunkListener = (
+  session: Session,
+  seq: number,
+  time: number,
+  turn: number,
+  step: number,
+  chunk: StreamChunk,
+) => void
 
 /** One append-only log. */
 export interface Session {
@@ -211,7 +233,8 @@ export interface Session {
   readonly loadReport?: LoadReport
   /**
    * Appends one event: snapshots `data` as plain JSON, validates it and the turn enclosure, runs the
-   * store's guards, deep-freezes, commits, then notifies `session/event` listeners. Throws a
+   * store's guards, deep-freezes, commits, then notifies `session/event` listeners (for an
+   * `assistant/chunk`, the chunk listeners instead: see `appendChunk`). Throws a
    * `SessionError` naming the event type (and the offending path) when refused; the log is then
    * unchanged. Throws when called from inside another append's notification.
    */
@@ -220,6 +243,13 @@ export interface Session {
     data: SessionEventMap[K],
     surface?: SurfaceMeta,
   ): SessionEventOf<K>
+  /**
+   * Appends one `assistant/chunk` entry and returns its seq: what `append('assistant/chunk', {turn,
+   * step, chunk})` commits (the same checks, errors and stored bytes), written into the step's open
+   * chunk run without building an event. Chunk listeners (`onChunk`, `session/chunk`) are told;
+   * `session/event` listeners are not.
+   */
+  appendChunk(turn: number, step: number, chunk: StreamChunk): number
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
   /**
@@ -366,10 +396,16 @@ export interface SessionStore {
   /** Adds a pre-commit check for every session; an effect of the calling fiber. */
   guard(check: AppendGuard): () => void
   /**
-   * Calls `listener` after each committed event of any live session (after `session/event`); an
-   * effect of the calling fiber. A plain call per event, without cordis's listener tracing.
+   * Calls `listener` after each committed event of any live session (after `session/event`), chunk
+   * entries excepted (`onChunk`); an effect of the calling fiber. A plain call per event, without
+   * cordis's listener tracing.
    */
   onEvent(listener: SessionEventListener): () => void
+  /**
+   * Calls `listener` after each committed chunk entry of any live session (after `session/chunk`);
+   * an effect of the calling fiber. The live channel of chunks: `session/event` does not carry them.
+   */
+  onChunk(listener: SessionChunkListener): () => void
 }
 
 /** The two inbox lists, folded from `agent/inbox/spliced` events. Frozen. */

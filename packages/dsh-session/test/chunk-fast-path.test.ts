@@ -288,11 +288,12 @@ describe('assistant/chunk fast path', () => {
     expect(session.seq).toBe(3)
   })
 
-  test('fast-path events reach listeners and storage like any other, and fold into the step run', async () => {
+  test('fast-path chunks reach chunk listeners and storage, and are kept in the step run', async () => {
     const storage = new MemoryStorage()
     const app = await mountSessions({ storage })
-    const heard: number[] = []
-    app.sessions.onEvent((_session, event) => heard.push(event.seq))
+    const heard: string[] = []
+    app.sessions.onEvent((_session, event) => heard.push(`event ${event.seq}`))
+    app.sessions.onChunk((_session, seq) => heard.push(`chunk ${seq}`))
     const session = await app.sessions.create()
     session.append('turn/start', { turn: 1, trigger: { kind: 'send', target: 'next-turn' } })
     session.append('step/start', { turn: 1, step: 1 })
@@ -325,7 +326,7 @@ describe('assistant/chunk fast path', () => {
       } as never,
     })
     await session.flush()
-    expect(heard).toEqual([0, 1, 2, 3, 4, 5])
+    expect(heard).toEqual(['event 0', 'event 1', 'chunk 2', 'chunk 3', 'chunk 4', 'event 5'])
     expect(JSON.stringify(session.events.slice(2, 5))).toBe(bytes)
     expect(JSON.stringify((await storage.load(session.id)).events.slice(2, 5))).toBe(bytes)
     // Folded: the log's slots hold one run; reading decodes new, equal objects.

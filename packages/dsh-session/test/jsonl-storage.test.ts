@@ -41,19 +41,22 @@ function lines(events: readonly SessionEvent[]): string {
   return events.map((event) => `${JSON.stringify(event)}\n`).join('')
 }
 
+/** A version 1 header (files written before run lines), which this reader still loads. */
 const headerLine = `{"format":"dsh-session","version":1,"sessionId":"s1","createdAt":1700000000000}\n`
+/** The header this version writes. */
+const headerLineNow = headerLine.replace('"version":1', '"version":2')
 
 describe('JsonlStorage round trip', () => {
   it('writes a header line then one event per line, and loads them back unchanged', async () => {
     const storage = jsonl()
     const file = join(dir, 's1.jsonl')
     await storage.create(header('s1'))
-    expect(bytesOf(file)).toBe(headerLine)
+    expect(bytesOf(file)).toBe(headerLineNow)
     const long = 'ü'.repeat(70_000) // spans two read chunks, multi-byte characters across the boundary
     const events = [...userEvents(0, 3), userEvent(3, long), ...userEvents(4, 2)]
     await storage.appendBatch(id, events.slice(0, 3), 0)
     await storage.appendBatch(id, events.slice(3), 3)
-    expect(bytesOf(file)).toBe(headerLine + lines(events))
+    expect(bytesOf(file)).toBe(headerLineNow + lines(events))
     await storage.release(id)
 
     const reader = jsonl()
@@ -549,10 +552,10 @@ describe('JsonlStorage load rules', () => {
 
   it('refuses a newer format version with its own error', async () => {
     const file = join(dir, 's1.jsonl')
-    const newer = headerLine.replace('"version":1', '"version":2') + lines(userEvents(0, 1))
+    const newer = headerLine.replace('"version":1', '"version":3') + lines(userEvents(0, 1))
     writeFileSync(file, newer)
     const storage = jsonl()
-    const message = `${file}:1: format version 2 is newer than this reader supports (1)`
+    const message = `${file}:1: format version 3 is newer than this reader supports (2)`
     expect(await errorOf(storage.load(id))).toEqual({
       code: 'UNSUPPORTED_VERSION',
       message,

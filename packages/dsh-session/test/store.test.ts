@@ -56,7 +56,7 @@ describe('Sessions store', () => {
     expect(app.sessions.get(SessionId('s1'))).toBe(session)
     expect(app.sessions.get(SessionId('nope'))).toBeUndefined()
     expect(await app.sessions.list()).toEqual({
-      sessions: [{ format: 'dsh-session', version: 1, sessionId: 's1', createdAt: 1000 }],
+      sessions: [{ format: 'dsh-session', version: 2, sessionId: 's1', createdAt: 1000 }],
       problems: [],
     })
     expect(created).toEqual(['s1'])

@@ -180,7 +180,7 @@ export async function callModel(
       const log = (chunk: StreamChunk): void => {
         const accepted = guard.accept(chunk)
         if (accepted === undefined) {
-          session.append('assistant/chunk', { turn, step, chunk })
+          session.appendChunk(turn, step, chunk)
           assembler.push(chunk)
         } else {
           logRepaired(session, assembler, turn, step, accepted)
@@ -249,7 +249,7 @@ function logRepaired(
   chunks: readonly StreamChunk[],
 ): void {
   for (const chunk of chunks) {
-    session.append('assistant/chunk', { turn, step, chunk })
+    session.appendChunk(turn, step, chunk)
     assembler.push(chunk)
   }
 }

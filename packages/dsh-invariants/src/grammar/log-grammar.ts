@@ -2,7 +2,7 @@
  * The log grammar: which event may follow which. Checked online before each event commits (mounted by
  * `installLogGrammar`, `online/log-guard.ts`) and offline over a whole log by `checkSessionLog`.
  */
-import type { ToolResultBlock } from 'dsh-llm'
+import type { StreamChunk, ToolResultBlock } from 'dsh-llm'
 import {
   applyInboxSplice,
   emptyInbox,
@@ -68,6 +68,8 @@ export class LogGrammar {
   private seedEndAt: number | undefined
   private inbox: InboxState = emptyInbox
   private splice: { event: SessionEvent; result: InboxState | Violation } | undefined
+  /** The chunk entry last checked by `checkChunk` through the online guard, until `catchUp` passes it. */
+  private pendingChunk: { readonly seq: number; readonly chunk: StreamChunk } | undefined
   private readonly parent: SessionParent | null | undefined
   /** How many events `apply` has consumed. */
   applied = 0
@@ -87,9 +89,70 @@ export class LogGrammar {
     }
     const log = events as Pick<Session, 'eventAt' | 'seq'>
     for (let i = this.applied; i < log.seq; i++) {
+      const pending = this.pendingChunk
+      if (pending !== undefined && pending.seq === i) {
+        this.applyChunk(i, pending.chunk)
+        continue
+      }
       const event = log.eventAt(i)
       if (event !== undefined) this.apply(event)
     }
+    this.pendingChunk = undefined
+  }
+
+  /**
+   * `check` of the chunk entry `chunk` at `seq` (of turn `turn`, step `step`), from its parts: the
+   * same violations, without an event. Pure.
+   */
+  checkChunk(seq: number, turn: number, step: number): Violation[] {
+    const out: Violation[] = []
+    const report = (message: string) => {
+      out.push({ check: 'log-grammar', seq, message: `assistant/chunk ${message}` })
+    }
+    if (seq !== this.nextSeq)
+      report(`has seq ${seq}; expected ${this.nextSeq} (seqs run contiguously from 0)`)
+    const parent = this.parent
+    if (
+      parent !== undefined &&
+      parent !== null &&
+      seq === parent.seedLength &&
+      this.seedEndAt === undefined
+    ) {
+      report(`stands at seq ${seq}, where this fork's session/end-seed belongs (its seed length)`)
+    }
+    const open = this.turn
+    if (open === undefined) {
+      report('stands between turns; it belongs inside an open turn (turn/start first)')
+      return out
+    }
+    if (turn !== open.turn) {
+      report(`names turn ${turn}, but the open turn is ${open.turn}`)
+      return out
+    }
+    if (open.step === undefined) report(`needs an open step, but turn ${open.turn} has none open`)
+    else if (step !== open.step.step) report(`names step ${step}, but the open step is ${open.step.step}`)
+    else if (!this.headerSeen && !this.headerlessChunkReported) {
+      report(
+        'is the first model output of the log, but no request/header precedes it; the request cannot be re-derived',
+      )
+    }
+    return out
+  }
+
+  /**
+   * Remembers the chunk entry just checked at `seq`, so that `catchUp` applies it from its parts
+   * once it is committed instead of reading its event back from the log.
+   */
+  notePendingChunk(seq: number, chunk: StreamChunk): void {
+    this.pendingChunk = { seq, chunk }
+  }
+
+  /** `apply` of the chunk entry `chunk` at `seq`. */
+  applyChunk(seq: number, chunk: StreamChunk): void {
+    this.applied++
+    this.nextSeq = seq + 1
+    if (!this.headerSeen) this.headerlessChunkReported = true
+    this.turn?.step?.output.chunk(chunk, seq)
   }
 
   /** The violations `event` would commit here, in rule order; empty when it fits. Pure. */

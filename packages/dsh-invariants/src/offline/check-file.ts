@@ -3,7 +3,6 @@ import type { SessionFileHeader } from 'dsh-session'
 import type { Violation } from '../types.ts'
 import { type ScanOptions, scanRecordedLog } from './file-scan.ts'
 import { type LogCheckCounts, SessionLogChecker } from './log-checker.ts'
-import { eventLine } from './recorded-log.ts'
 
 /** A violation found in a file: the `Violation` plus the line it stands on and the event type there. */
 export interface FileViolation extends Violation {
@@ -40,9 +39,9 @@ export async function checkSessionFile(file: string, options: ScanOptions = {}):
         header = read
         checker = new SessionLogChecker({ parent: read.parent ?? null })
       },
-      onEvent: (event, index) => {
+      onEvent: (event, _index, line) => {
         for (const violation of checker.push(event)) {
-          violations.push(Object.freeze({ ...violation, line: eventLine(index), eventType: event.type }))
+          violations.push(Object.freeze({ ...violation, line, eventType: event.type }))
         }
       },
     },

@@ -26,7 +26,7 @@ export interface ScannedLog {
 
 /**
  * Reads `file` without modifying it, calling `onHeader` with the header line and `onEvent` with each
- * event in order (`index` from 0), exactly as `readRecordedLog` would decode them (the same
+ * event in order (`index` from 0, and the file line it stood on: a run line stands for several), exactly as `readRecordedLog` would decode them (the same
  * `SessionFileDecoder`) — but one chunk at a time, so memory does not grow with the file. The final
  * line is skipped as torn when it lacks its newline or is not JSON. Rejects with `SessionError`:
  * `STORAGE` when the file cannot be opened or read, `UNSUPPORTED_VERSION` for a newer format,
@@ -37,7 +37,7 @@ export async function scanRecordedLog(
   file: string,
   visitor: {
     readonly onHeader?: (header: SessionFileHeader) => void
-    readonly onEvent: (event: SessionEvent, index: number) => void
+    readonly onEvent: (event: SessionEvent, index: number, line: number) => void
   },
   options: ScanOptions = {},
 ): Promise<ScannedLog> {
@@ -49,6 +49,7 @@ export async function scanRecordedLog(
     const buffer = Buffer.allocUnsafe(options.chunkSize ?? 1 << 20)
     const decoder = new SessionFileDecoder(file, { mode: 'recorded' })
     const events: SessionEvent[] = []
+    const lines: number[] = []
     let header: SessionFileHeader | undefined
     let index = 0
     let read = 0
@@ -62,12 +63,14 @@ export async function scanRecordedLog(
       if (bytes === 0) break
       read += bytes
       events.length = 0
-      decoder.push(buffer.subarray(0, bytes), events)
+      lines.length = 0
+      decoder.push(buffer.subarray(0, bytes), events, lines)
       if (header === undefined && decoder.state.header !== undefined) {
         header = decoder.state.header
         visitor.onHeader?.(header)
       }
-      for (const event of events) visitor.onEvent(event, index++)
+      for (let i = 0; i < events.length; i++)
+        visitor.onEvent(events[i] as SessionEvent, index++, lines[i] as number)
       options.onProgress?.(read, size)
     }
     const { torn } = decoder.end()

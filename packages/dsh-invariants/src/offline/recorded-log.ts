@@ -7,16 +7,21 @@
 import { readFileSync } from 'node:fs'
 import { SessionError, type SessionEvent, SessionFileDecoder, type SessionFileHeader } from 'dsh-session'
 
-/** A recorded session file, read. Event `i` stood on line `i + 2`. */
+/** A recorded session file, read. Event `i` stood on line `lines[i]`. */
 export interface RecordedLog {
   readonly file: string
   readonly header: SessionFileHeader
   readonly events: readonly SessionEvent[]
+  /** The 1-based file line of each event (a run line stands for several events). */
+  readonly lines: readonly number[]
   /** The final line, when it was torn (no newline, or not JSON): a storage load would cut it off. */
   readonly tornLine?: number
 }
 
-/** The 1-based file line of the event at `index` of a `RecordedLog`. */
+/**
+ * The 1-based file line of the event at `index` of a file with one event per line (format version
+ * 1, or no run lines); `RecordedLog.lines` holds the lines of any file.
+ */
 export function eventLine(index: number): number {
   return index + 2
 }
@@ -28,7 +33,8 @@ export function unreadable(file: string, cause: unknown): SessionError {
 }
 
 /**
- * Reads `file` without modifying it: a header line (any session id), then one event per line; a
+ * Reads `file` without modifying it: a header line (any session id), then one event (or one run of
+ * chunk events) per line; a
  * type no loaded package defines (a plugin's) is accepted on its envelope alone. The final line is
  * skipped as torn when it lacks its newline or is not JSON (as a storage load would cut it off).
  * Throws `SessionError`: `STORAGE` when the file cannot be read, `UNSUPPORTED_VERSION` for a newer
@@ -43,12 +49,14 @@ export function readRecordedLog(file: string): RecordedLog {
     throw unreadable(file, cause)
   }
   const decoder = new SessionFileDecoder(file, { mode: 'recorded' })
-  const events = decoder.push(bytes)
+  const lines: number[] = []
+  const events = decoder.push(bytes, [], lines)
   const { header, torn } = decoder.end()
   return Object.freeze({
     file,
     header,
     events: Object.freeze(events),
+    lines: Object.freeze(lines),
     ...(torn === undefined ? {} : { tornLine: torn.line }),
   })
 }

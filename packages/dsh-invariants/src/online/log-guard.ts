@@ -1,6 +1,6 @@
 /** The log grammar mounted online: a pre-commit guard on every session. */
 import type { Context } from 'cordis'
-import type { Session } from 'dsh-session'
+import type { AppendGuard, Session } from 'dsh-session'
 import type { CheckSink } from '../check-sink.ts'
 import { LogGrammar } from '../grammar/log-grammar.ts'
 
@@ -9,18 +9,31 @@ import { LogGrammar } from '../grammar/log-grammar.ts'
  * breaks a rule is refused (the session's `append` throws the `InvariantError`; nothing is appended).
  * Each session's grammar is brought up to date from its committed events before each check, so events
  * committed before mounting, or refused by another guard after this one passed, are accounted for.
+ * Chunk entries are checked through the guard's `chunk` hook, without an event envelope.
  */
 export function installLogGrammar(ctx: Context, sink: CheckSink): void {
   const grammars = new WeakMap<Session, LogGrammar>()
-  ctx.sessions.guard((session, candidate) => {
-    sink.count('eventsChecked')
+  const grammarOf = (session: Session): LogGrammar => {
     let grammar = grammars.get(session)
     if (grammar === undefined) {
       grammar = new LogGrammar({ parent: session.parent ?? null })
       grammars.set(session, grammar)
     }
     grammar.catchUp(session)
-    const [violation] = grammar.check(candidate)
+    return grammar
+  }
+  const guard: AppendGuard = (session, candidate) => {
+    sink.count('eventsChecked')
+    const [violation] = grammarOf(session).check(candidate)
     if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
-  })
+  }
+  // Chunk entries are checked from their parts; the grammar applies the entry once it is committed.
+  guard.chunk = (session, seq, turn, step, chunk) => {
+    sink.count('eventsChecked')
+    const grammar = grammarOf(session)
+    const [violation] = grammar.checkChunk(seq, turn, step)
+    if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
+    grammar.notePendingChunk(seq, chunk)
+  }
+  ctx.sessions.guard(guard)
 }

@@ -23,19 +23,14 @@ export function eventBytesOver(event: SessionEvent, limit: number): number | und
 }
 
 /**
- * `assertEventSize` for an event without surface metadata whose `data` is known to serialize to at
- * most `dataBound` bytes: no walk when that bound rules the size out.
+ * The most bytes an `assistant/chunk` payload may be bounded by for its event to be within `limit`
+ * without measuring: the limit less the envelope around the payload.
  */
-export function assertEventSizeWithin(
-  event: SessionEvent,
-  dataBound: number,
-  limit: number,
-  sessionId: string,
-): void {
-  const budget = limit - ENVELOPE_BYTES - MAX_BYTES_PER_UNIT * event.type.length
-  if (dataBound <= budget && event.surface === undefined) return
-  assertEventSize(event, limit, sessionId)
+export function chunkSizeBudget(limit: number): number {
+  return limit - ENVELOPE_BYTES - MAX_BYTES_PER_UNIT * CHUNK_TYPE_UNITS
 }
+
+const CHUNK_TYPE_UNITS = 'assistant/chunk'.length
 
 /** Throws `EVENT_TOO_LARGE` naming the event type, seq, session, size and limit if `event` is over it. */
 export function assertEventSize(event: SessionEvent, limit: number, sessionId: string): void {

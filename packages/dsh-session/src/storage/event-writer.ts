@@ -1,4 +1,5 @@
 /** What a live session needs of the writer that persists its committed events. */
+import type { ChunkRun } from '../chunk-runs.ts'
 import type { SessionEvent } from '../types.ts'
 
 /**
@@ -17,6 +18,12 @@ export interface EventWriter {
    * estimate of `event.data`, when the caller knows it without a walk (-1: unknown).
    */
   enqueue(event: SessionEvent, estimate?: number): void
+  /**
+   * Takes a committed chunk entry, seq `seq` of `run` (the next seq; the session's log keeps the run,
+   * and no event object exists). `estimate`: what the write queue would estimate of its payload
+   * (-1: unknown).
+   */
+  enqueueChunk(run: ChunkRun, seq: number, estimate: number): void
   /**
    * Resolves when every event taken before the call is durable; rejects with `SessionError`
    * `STORAGE` if the backend fails (the events are kept, and a later `flush` retries them).

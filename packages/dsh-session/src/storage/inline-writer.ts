@@ -6,6 +6,7 @@
  * `STORAGE` while the backend still refuses, as `SessionWriter` does after a failed batch.
  */
 import type { SessionId } from 'dsh-llm'
+import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import { SessionError } from '../errors.ts'
 import { nextSlice, sliceSpent } from '../time-slice.ts'
 import type { SessionEvent } from '../types.ts'
@@ -16,12 +17,27 @@ import { estimateBytes } from './write-queue.ts'
 export interface InlineTarget {
   /** Stores `event` (the session's next seq) or throws the backend's refusal, storing nothing. */
   append(event: SessionEvent): void
+  /** Stores the chunk entry `seq` of `run` (shared with the session's log), or throws as `append` does. */
+  appendChunk(run: ChunkRun, seq: number): void
+}
+
+type Pending = SessionEvent | ChunkRef
+
+function isChunkRef(entry: Pending): entry is ChunkRef {
+  return 'run' in entry
+}
+
+/** The queue-estimate bytes of a pending entry. */
+function pendingBytes(entry: Pending): number {
+  if (!isChunkRef(entry)) return estimateBytes(entry.data) + entry.type.length
+  const { run, seq } = entry
+  return 43 + estimateBytes(run.chunkAt(seq)) + 'assistant/chunk'.length
 }
 
 const RESOLVED = Promise.resolve()
 
 export class InlineWriter implements EventWriter {
-  private pending: SessionEvent[] = []
+  private pending: Pending[] = []
   private pendingBytes = 0
   private durable: number
   /** The backend's latest refusal, while events wait in `pending`. */
@@ -63,20 +79,37 @@ export class InlineWriter implements EventWriter {
     this.pendingBytes += (estimate >= 0 ? estimate : estimateBytes(event.data)) + event.type.length
   }
 
+  enqueueChunk(run: ChunkRun, seq: number, estimate: number): void {
+    if (this.pending.length === 0) {
+      try {
+        this.target.appendChunk(run, seq)
+        this.durable++
+        return
+      } catch (cause) {
+        this.refusal = cause
+      }
+    }
+    const entry: ChunkRef = { run, seq }
+    this.pending.push(entry)
+    this.pendingBytes += estimate >= 0 ? estimate + 'assistant/chunk'.length : pendingBytes(entry)
+  }
+
   flush(): Promise<void> {
     if (this.pending.length === 0) return RESOLVED
     const pending = this.pending
     let stored = 0
     try {
       for (; stored < pending.length; stored++) {
-        this.target.append(pending[stored] as SessionEvent)
+        const entry = pending[stored] as Pending
+        if (isChunkRef(entry)) this.target.appendChunk(entry.run, entry.seq)
+        else this.target.append(entry)
         this.durable++
       }
     } catch (cause) {
       this.refusal = cause
       this.pending = pending.slice(stored)
       this.pendingBytes = 0
-      for (const event of this.pending) this.pendingBytes += estimateBytes(event.data) + event.type.length
+      for (const entry of this.pending) this.pendingBytes += pendingBytes(entry)
       return Promise.reject(this.failure(cause))
     }
     this.pending = []

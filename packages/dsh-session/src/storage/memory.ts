@@ -3,7 +3,7 @@
  * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
  */
 import type { SessionId } from 'dsh-llm'
-import { eventAt, evictChunksBefore, type LogEntry } from '../chunk-runs.ts'
+import { eventAt, RunLog } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
 import { checkBatch, checkStoredEvent } from './batch-check.ts'
@@ -13,8 +13,8 @@ import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './
 
 interface StoredSession {
   readonly header: SessionFileHeader
-  /** Slot i holds seq i; a committed step's chunk events are one shared `ChunkRun` (see chunk-runs.ts). */
-  readonly events: LogEntry[]
+  /** Slot i holds seq i; chunk entries are kept in runs (see chunk-runs.ts), shared with the session. */
+  readonly log: RunLog
   /** The instance holding the write lease, if any. */
   holder: MemoryStorage | undefined
 }
@@ -31,8 +31,8 @@ export interface MemoryStorageOptions {
  * Keeps sessions in process memory; nothing survives the process. Leases are enforced per instance:
  * `create`/`acquire` of a session another instance (or this one) holds is refused with `LOCKED`, and
  * so is an `appendBatch` without the lease. Events are stored as given (committed events are frozen),
- * except that a step's chunk events are folded into the compact run the session built for them once
- * the step's `assistant/message` is stored; `load` and `read` return them rebuilt, equal to the originals.
+ * except chunk entries, which are kept in runs (the session's own runs when it writes inline); `load`
+ * and `read` return them built, equal to the originals.
  */
 export class MemoryStorage implements SessionStorage {
   readonly maxEventBytes: number
@@ -49,7 +49,11 @@ export class MemoryStorage implements SessionStorage {
         sessionId: header.sessionId,
       })
     }
-    this.sessions.set(header.sessionId, { header: Object.freeze({ ...header }), events: [], holder: this })
+    this.sessions.set(header.sessionId, {
+      header: Object.freeze({ ...header }),
+      log: new RunLog(),
+      holder: this,
+    })
   }
 
   async acquire(sessionId: SessionId): Promise<void> {
@@ -80,7 +84,7 @@ export class MemoryStorage implements SessionStorage {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
-    const next = stored.events.length
+    const next = stored.log.entries.length
     let batch = events
     if (expectedSeq !== next) {
       // A retried batch whose first attempt was stored: settle it, never write it twice.
@@ -94,13 +98,7 @@ export class MemoryStorage implements SessionStorage {
       }
       batch = events.slice(found)
     }
-    const entries = stored.events
-    for (let i = 0; i < batch.length; i++) {
-      const event = batch[i] as SessionEvent
-      const index = entries.length
-      entries[index] = event
-      if (event.type === 'assistant/message') evictChunksBefore(entries, index)
-    }
+    for (let i = 0; i < batch.length; i++) stored.log.add(batch[i] as SessionEvent)
   }
 
   /**
@@ -122,26 +120,31 @@ export class MemoryStorage implements SessionStorage {
    */
   inlineTarget(sessionId: SessionId): InlineTarget {
     const stored = this.require(sessionId)
+    const check = (type: string, seq: number) => {
+      if (stored.holder !== this) {
+        throw new SessionError(
+          SessionErrorCode.LOCKED,
+          `session ${sessionId}: append without holding the write lease`,
+          { sessionId },
+        )
+      }
+      const index = stored.log.entries.length
+      if (seq !== index) {
+        throw new SessionError(
+          SessionErrorCode.SEQ_MISMATCH,
+          `session ${sessionId}: event ${type} has seq ${seq}, but the next seq is ${index}`,
+          { sessionId, seq, eventType: type },
+        )
+      }
+    }
     return {
       append: (event) => {
-        if (stored.holder !== this) {
-          throw new SessionError(
-            SessionErrorCode.LOCKED,
-            `session ${sessionId}: append without holding the write lease`,
-            { sessionId },
-          )
-        }
-        const entries = stored.events
-        const index = entries.length
-        if (event.seq !== index) {
-          throw new SessionError(
-            SessionErrorCode.SEQ_MISMATCH,
-            `session ${sessionId}: event ${event.type} has seq ${event.seq}, but the next seq is ${index}`,
-            { sessionId, seq: event.seq, eventType: event.type },
-          )
-        }
-        entries[index] = event
-        if (event.type === 'assistant/message') evictChunksBefore(entries, index)
+        check(event.type, event.seq)
+        stored.log.add(event)
+      },
+      appendChunk: (run, seq) => {
+        check('assistant/chunk', seq)
+        stored.log.addShared(run, seq)
       },
     }
   }
@@ -153,8 +156,9 @@ export class MemoryStorage implements SessionStorage {
   async load(sessionId: SessionId): Promise<LoadedLog> {
     const stored = this.require(sessionId)
     const events: SessionEvent[] = []
-    for (let seq = 0; seq < stored.events.length; seq++) {
-      const event = eventAt(stored.events, seq) as SessionEvent
+    const entries = stored.log.entries
+    for (let seq = 0; seq < entries.length; seq++) {
+      const event = eventAt(entries, seq) as SessionEvent
       checkStoredEvent(sessionId, event, seq)
       events.push(event)
     }
@@ -163,8 +167,9 @@ export class MemoryStorage implements SessionStorage {
 
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const stored = this.require(sessionId)
-    for (let seq = Math.max(0, fromSeq); seq < stored.events.length; seq++) {
-      const event = eventAt(stored.events, seq)
+    const entries = stored.log.entries
+    for (let seq = Math.max(0, fromSeq); seq < entries.length; seq++) {
+      const event = eventAt(entries, seq)
       if (event !== undefined) yield event
     }
   }
@@ -189,8 +194,9 @@ export class MemoryStorage implements SessionStorage {
   /** How many leading events of `events` (from `expectedSeq`) are stored already, equal as JSON. */
   private storedPrefix(stored: StoredSession, events: readonly SessionEvent[], expectedSeq: number): number {
     let found = 0
-    while (found < events.length && expectedSeq + found < stored.events.length) {
-      const have = eventAt(stored.events, expectedSeq + found)
+    const entries = stored.log.entries
+    while (found < events.length && expectedSeq + found < entries.length) {
+      const have = eventAt(entries, expectedSeq + found)
       if (JSON.stringify(have) !== JSON.stringify(events[found])) break
       found++
     }

@@ -13,12 +13,14 @@ export interface LoadedLog {
 }
 
 /**
- * Consecutive events already encoded as JSON lines: each event's `JSON.stringify` followed by `\n`,
- * in UTF-8, in seq order. `chunks` concatenated are exactly those lines; a chunk may end inside a
- * line. The bytes belong to the caller, which reuses their memory once the append settles.
+ * Consecutive events already encoded as lines of the JSONL format, in UTF-8, in seq order: each
+ * line an event's `JSON.stringify`, or a run line standing for consecutive `assistant/chunk` events
+ * of one run (format version 2), followed by `\n`. `chunks` concatenated are exactly those lines; a
+ * chunk may end inside a line. The bytes belong to the caller, which reuses their memory once the
+ * append settles.
  */
 export interface EncodedLines {
-  /** How many events (lines) the chunks hold. */
+  /** How many events the lines stand for (a run line counts each of its chunk entries). */
   readonly count: number
   readonly chunks: readonly Uint8Array[]
 }

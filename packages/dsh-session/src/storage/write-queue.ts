@@ -3,13 +3,19 @@
  * the events; for one that takes encoded lines (`appendLines`) it encodes each event when it is
  * queued, so a backlog behind a slow backend is bytes in a `LineArena`, not JS strings and objects.
  */
+import type { StreamChunk } from 'dsh-llm'
+import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import type { SessionEvent } from '../types.ts'
 import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
+import { encodeRunLine, eventTexts } from './jsonl/run-line.ts'
 import { STRING_PIECE_UNITS } from './large-event.ts'
 import { type EncodedRun, LineArena, SLAB_BYTES } from './line-arena.ts'
 
-/** A queued item: an event (encoded when its batch is taken), or a run of encoded lines. */
-export type QueueEntry = SessionEvent | EncodedRun
+/**
+ * A queued item: an event or a chunk entry (encoded when its batch is taken), or a run of encoded
+ * lines.
+ */
+export type QueueEntry = SessionEvent | ChunkRef | EncodedRun
 
 /** The head of the queue taken as one batch. */
 export interface TakenBatch {
@@ -22,11 +28,42 @@ export interface TakenBatch {
   readonly bytes: number
 }
 
+/**
+ * The most chunk entries one run line holds: a span this long is encoded (and may go out with the
+ * next background write) while its run goes on, so a crash mid-stream loses fewer than this many
+ * unflushed chunks beyond the usual, and where lines end depends only on the log, never on timing.
+ */
+const RUN_LINE_ENTRIES = 64
+
 /** Lines collected as text are copied into the arena once they reach this many UTF-16 units. */
 const TEXT_UNITS = 64 * 1024
 
 function isRun(entry: QueueEntry): entry is EncodedRun {
   return 'slab' in entry
+}
+
+function isChunkRef(entry: SessionEvent | ChunkRef): entry is ChunkRef {
+  return 'run' in entry
+}
+
+/** The event of a queued event or chunk entry (a chunk entry's is built now). */
+export function eventOf(entry: SessionEvent | ChunkRef): SessionEvent {
+  return isChunkRef(entry) ? entry.run.at(entry.seq) : entry
+}
+
+/** The events of a batch holding no encoded lines (a backend that takes events). */
+export function batchEvents(batch: TakenBatch): SessionEvent[] {
+  const out: SessionEvent[] = []
+  for (const entry of batch.entries) out.push(eventOf(entry as SessionEvent | ChunkRef))
+  return out
+}
+
+/**
+ * `JSON.stringify` of the `assistant/chunk` event of these parts, without building the event: the
+ * envelope's keys in their order around the chunk's own text.
+ */
+export function chunkLine(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): string {
+  return `{"type":"assistant/chunk","seq":${seq},"time":${JSON.stringify(time)},"data":{"turn":${turn},"step":${step},"chunk":${JSON.stringify(chunk)}}}`
 }
 
 /** The queue. `encode` says whether events are encoded as they are added. */
@@ -37,6 +74,15 @@ export class WriteQueue {
   private text = ''
   private textCount = 0
   private textSize = 0
+  /**
+   * Chunk entries queued and not yet encoded: seqs `[spanFirst, spanFirst + spanCount)` of
+   * `spanRun`, encoded as one run line when something else is queued, a barrier takes the batch, or
+   * the span reaches `RUN_LINE_ENTRIES` entries or `TEXT_UNITS` (estimated).
+   */
+  private spanRun: ChunkRun | undefined
+  private spanFirst = 0
+  private spanCount = 0
+  private spanSize = 0
   private readonly arena: LineArena | undefined
 
   /**
@@ -53,7 +99,7 @@ export class WriteQueue {
 
   /** Whether nothing is queued. */
   get empty(): boolean {
-    return this.entries.length === 0 && this.textCount === 0
+    return this.entries.length === 0 && this.textCount === 0 && this.spanCount === 0
   }
 
   /**
@@ -65,11 +111,61 @@ export class WriteQueue {
   add(event: SessionEvent, defer: boolean, estimate = -1): number {
     const arena = this.arena
     if (arena === undefined || defer) return this.push(event, estimate)
+    this.closeSpan(arena)
     const longest = longestString(event.data)
     if (longest > STRING_PIECE_UNITS) return this.push(event)
     if (longest >= RAW_STRING_UNITS) return this.addPieces(arena, event)
-    const line = JSON.stringify(event)
-    if (lineBytesOver(line, this.maxEventBytes) !== undefined) return this.push(event)
+    return this.addLine(JSON.stringify(event), event)
+  }
+
+  /**
+   * Queues the chunk entry `seq` of `run` and returns the size counted for it, without an event: it
+   * joins the span of chunk entries before it when it continues them (one run line when encoded),
+   * unless `defer` (as for `add`). `estimate`: what `estimateBytes` gives for its payload, or -1.
+   */
+  addChunk(run: ChunkRun, seq: number, defer: boolean, estimate: number): number {
+    const arena = this.arena
+    if (arena === undefined || defer) return this.push({ run, seq }, estimate)
+    const size = (estimate >= 0 ? estimate : 43 + estimateBytes(run.chunkAt(seq))) + 16
+    if (this.spanRun === run && this.spanFirst + this.spanCount === seq) {
+      this.spanCount++
+      this.spanSize += size
+      if (this.spanCount === RUN_LINE_ENTRIES || this.spanSize >= TEXT_UNITS) this.closeSpan(arena)
+      return size
+    }
+    this.closeSpan(arena)
+    // A chunk holding a long string (a rare long block-end) takes the event path, in pieces.
+    if (longestString(run.chunkAt(seq)) >= RAW_STRING_UNITS) return this.add(run.at(seq), false)
+    this.spanRun = run
+    this.spanFirst = seq
+    this.spanCount = 1
+    this.spanSize = size
+    return size
+  }
+
+  /** Encodes the open span of chunk entries into the collected text: one run line (an event line for one). */
+  private closeSpan(arena: LineArena | undefined): void {
+    const run = this.spanRun
+    if (run === undefined) return
+    const first = this.spanFirst
+    const count = this.spanCount
+    const line =
+      count === 1
+        ? chunkLine(first, run.timeAt(first), run.turn, run.step, run.chunkAt(first))
+        : encodeRunLine(run, first, count)
+    this.spanRun = undefined
+    this.spanCount = 0
+    this.text += `${line}\n`
+    this.textCount += count
+    this.textSize += this.spanSize
+    this.spanSize = 0
+    if (arena !== undefined && this.text.length >= TEXT_UNITS) this.seal(arena)
+  }
+
+  /** Queues one encoded line (no newline) of `entry`. */
+  private addLine(line: string, entry: SessionEvent | ChunkRef): number {
+    const arena = this.arena as LineArena
+    if (lineBytesOver(line, this.maxEventBytes) !== undefined) return this.push(entry)
     if (this.textCount === 0 && line.length >= TEXT_UNITS) {
       // A long line goes to the arena alone, newline written as a byte (no concatenated copy).
       this.entries.push(arena.store(line, 1, true))
@@ -85,6 +181,7 @@ export class WriteQueue {
 
   /** An event holding a long string: its line goes to the arena in pieces, long strings copied once. */
   private addPieces(arena: LineArena, event: SessionEvent): number {
+    this.closeSpan(arena)
     const pieces = linePieces(event)
     let units = 1
     for (const piece of pieces) units += piece.length
@@ -99,8 +196,22 @@ export class WriteQueue {
     return units
   }
 
-  /** Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. */
-  take(maxBytes: number): TakenBatch {
+  /**
+   * Whether `take(_, closeSpan)` would take anything: with `closeSpan` false, chunk entries of the
+   * open span do not count (they wait for their run to end or for a barrier).
+   */
+  hasReady(closeSpan: boolean): boolean {
+    return this.entries.length > 0 || this.textCount > 0 || (closeSpan && this.spanCount > 0)
+  }
+
+  /**
+   * Takes the queue's head up to `maxBytes` (at least one entry) as the next batch. `closeSpan`: the
+   * chunk entries of the open span go too, as a run line (a barrier); else they stay queued, so a
+   * run line ends where its run ends or at a barrier, never where a background write happened to
+   * start (the bytes of a file do not depend on write timing). Call only when `hasReady(closeSpan)`.
+   */
+  take(maxBytes: number, closeSpan = true): TakenBatch {
+    if (closeSpan) this.closeSpan(undefined)
     if (this.textCount > 0) this.seal(undefined)
     let bytes = 0
     let taken = 0
@@ -131,6 +242,7 @@ export class WriteQueue {
 
   /** Puts a batch that failed back at the head of the queue, to be retried first. */
   putBack(batch: TakenBatch): void {
+    this.closeSpan(undefined)
     if (this.textCount > 0) this.seal(undefined)
     this.entries = batch.entries.concat(this.entries)
     this.sizes = batch.sizes.concat(this.sizes)
@@ -161,7 +273,8 @@ export class WriteQueue {
         continue
       }
       const events: SessionEvent[] = []
-      while (i < entries.length && !isRun(entries[i] as QueueEntry)) events.push(entries[i++] as SessionEvent)
+      while (i < entries.length && !isRun(entries[i] as QueueEntry))
+        events.push(eventOf(entries[i++] as SessionEvent | ChunkRef))
       const encoded = encodeBatch(sessionId, events, this.maxEventBytes)
       if (!Array.isArray(encoded)) return this.chunksAfter(encoded, out, batch, i, sessionId)
       for (const data of encoded) out.push(data)
@@ -187,20 +300,24 @@ export class WriteQueue {
     const out: string[] = []
     for (const entry of batch.entries) {
       if (!isRun(entry)) {
-        out.push(JSON.stringify(entry))
+        out.push(JSON.stringify(eventOf(entry)))
         continue
       }
-      const text = entry.data.toString('utf8')
-      const lines = text.split('\n')
-      for (let i = 0; i < entry.count; i++) out.push(lines[i] ?? '')
+      for (const line of eventTexts(entry.data.toString('utf8'), entry.count)) out.push(line)
     }
     return out
   }
 
-  private push(event: SessionEvent, estimate = -1): number {
+  private push(entry: SessionEvent | ChunkRef, estimate = -1): number {
+    this.closeSpan(this.arena)
     if (this.textCount > 0 && this.arena !== undefined) this.seal(this.arena)
-    const size = (estimate < 0 ? estimateBytes(event.data) : estimate) + 64
-    this.entries.push(event)
+    const size =
+      (estimate >= 0
+        ? estimate
+        : isChunkRef(entry)
+          ? 43 + estimateBytes(entry.run.chunkAt(entry.seq))
+          : estimateBytes(entry.data)) + 64
+    this.entries.push(entry)
     this.sizes.push(size)
     return size
   }

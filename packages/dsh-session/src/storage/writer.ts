@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks'
 import type { SessionId } from 'dsh-llm'
+import type { ChunkRun } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
 import { nextSlice, sliceSpent } from '../time-slice.ts'
 import type { SessionEvent } from '../types.ts'
@@ -14,7 +15,7 @@ import { storedPrefix } from './batch-check.ts'
 import type { EventWriter } from './event-writer.ts'
 import { hasSessionCode } from './failures.ts'
 import { DEFAULT_MAX_EVENT_BYTES, type SessionStorage } from './types.ts'
-import { type TakenBatch, WriteQueue } from './write-queue.ts'
+import { batchEvents, type TakenBatch, WriteQueue } from './write-queue.ts'
 
 interface Waiter {
   readonly target: number
@@ -142,6 +143,18 @@ export class SessionWriter implements EventWriter {
   enqueue(event: SessionEvent, estimate = -1): void {
     this.unsynced += this.queue.add(event, this.unsynced > this.highWaterMark, estimate)
     this.enqueued++
+    this.startSoon()
+  }
+
+  /** Queues a committed chunk entry (seq `seq` of `run`, the next seq) for the next batch, without an event. */
+  enqueueChunk(run: ChunkRun, seq: number, estimate: number): void {
+    this.unsynced += this.queue.addChunk(run, seq, this.unsynced > this.highWaterMark, estimate)
+    this.enqueued++
+    this.startSoon()
+  }
+
+  /** After an enqueue: arms the background write unless one runs, is armed, or writing is paused. */
+  private startSoon(): void {
     if (this.writing || this.paused) return
     if (this.commitDelayMs > 0) {
       if (this.waitingSince >= 0) return
@@ -224,8 +237,15 @@ export class SessionWriter implements EventWriter {
   }
 
   private async pump(): Promise<void> {
-    while (!this.queue.empty) {
-      const batch = this.queue.take(this.maxBatchBytes)
+    for (;;) {
+      // The open run's chunk entries go out at a barrier (a flush waits, or producers wait on the
+      // high-water mark), else they wait for their run to end: see `WriteQueue.take`.
+      const barrier =
+        this.waiterHead < this.waiters.length ||
+        this.readyWaiters.length > 0 ||
+        this.unsynced > this.highWaterMark
+      if (!this.queue.hasReady(barrier)) break
+      const batch = this.queue.take(this.maxBatchBytes, barrier)
       try {
         await this.writeSettled(batch)
       } catch (cause) {
@@ -247,7 +267,7 @@ export class SessionWriter implements EventWriter {
   private async write(batch: TakenBatch): Promise<void> {
     const { storage } = this
     if (storage.appendLines === undefined) {
-      await storage.appendBatch(this.sessionId, batch.entries as readonly SessionEvent[], this.durable)
+      await storage.appendBatch(this.sessionId, batchEvents(batch), this.durable)
     } else {
       const encoded = this.queue.chunks(batch, this.sessionId)
       const chunks = Array.isArray(encoded) ? encoded : await encoded

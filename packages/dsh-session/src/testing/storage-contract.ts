@@ -11,6 +11,7 @@ import type { SessionStorage } from '../storage/types.ts'
 import { SessionWriter } from '../storage/writer.ts'
 import type { SessionEvent } from '../types.ts'
 import { contractEvent, contractEvents, contractHeader } from './contract-events.ts'
+import { describeRunCases } from './contract-runs.ts'
 import type {
   ContractFaults,
   ContractOpenOptions,
@@ -79,7 +80,8 @@ async function eventsOf(storage: SessionStorage, id: SessionId): Promise<Session
 /**
  * Defines, with vitest, the cases every storage backend must pass: ordered appends with expected
  * seqs and conflict errors, a `SessionWriter`'s batches (through `appendLines` when the backend offers
- * it), load after reopen, size limit, leases, two instances at once, list,
+ * it), load after reopen, a live store's chunk runs (split across writes, a crash mid-run, a fork
+ * after a run), size limit, leases, two instances at once, list,
  * close/release on every path, and — for the `powers` a backend passes — torn writes, takeover of
  * a dead holder's lease and bad entries in `list()`. `makeBacking` is called once per case.
  */
@@ -348,6 +350,8 @@ export function describeStorageContract<B extends StorageContractBacking>(
       expect(await eventsOf(next, other)).toEqual(contractEvents(0, 1))
       expect((await refusal(storage.appendBatch(id, contractEvents(2, 1), 2))).code).toBe('LOCKED')
     })
+
+    describeRunCases(fresh, open, id)
 
     const { tearTail, abandonLease, plantBadEntry } = powers
     if (tearTail !== undefined)

@@ -1,13 +1,17 @@
 /**
  * The JSONL session file format: a header line, then one event envelope per line, each line ending in
- * `\n`. Encoding and decoding of single lines; streaming lives in `scan.ts`.
+ * `\n`; from version 2 a line may also be a run line, the chunk entries of one run that one write
+ * carried (`run-line.ts`). Encoding and decoding of single lines; streaming lives in `scan.ts`.
  */
 import { isRecord, SessionId } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from '../../errors.ts'
 import type { SessionFileHeader, SessionParent } from '../../types.ts'
 
-/** The JSONL format version this code writes and the newest it reads. */
-export const SESSION_FORMAT_VERSION = 1
+/**
+ * The JSONL format version this code writes and the newest it reads. Version 2 adds run lines;
+ * version 1 files (event lines only) read as before.
+ */
+export const SESSION_FORMAT_VERSION = 2
 
 /** The `format` tag of every session file header. */
 export const SESSION_FORMAT = 'dsh-session'

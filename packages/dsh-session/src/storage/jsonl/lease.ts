@@ -23,6 +23,8 @@ export interface Lease {
   handle?: FileHandle
   /** The seq the next appended event must have; unknown until the file's tail has been read. */
   nextSeq?: number
+  /** The file's header is format version 1: appends write event lines only (no run lines). */
+  eventLinesOnly?: boolean
   /** The file's size through the last durable batch: where a failed batch is cut back to. */
   size: number
   /** Appends run one after another, in call order: this settles when the last one queued has. */

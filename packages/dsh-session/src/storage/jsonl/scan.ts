@@ -1,6 +1,6 @@
 /**
- * The one reader of JSONL session files: the header line first, then one event per line, only the
- * file's final line allowed to be torn. `SessionFileDecoder` is I/O-free (bytes pushed in chunks), so
+ * The one reader of JSONL session files: the header line first, then one event per line (or, from
+ * format version 2, one run line for several chunk events), only the file's final line allowed to be torn. `SessionFileDecoder` is I/O-free (bytes pushed in chunks), so
  * the storage's load, the invariants' streaming check and a whole-file read all decode alike.
  */
 import type { FileHandle } from 'node:fs/promises'
@@ -10,6 +10,7 @@ import { checkEvent } from '../../schemas.ts'
 import type { SessionEvent, SessionFileHeader } from '../../types.ts'
 import { decodeHeader } from './codec.ts'
 import { CHUNK_BYTES, type FileLine, LineSplitter } from './lines.ts'
+import { expandRunLine, isRunLine } from './run-line.ts'
 
 /** A torn final line: where it starts and how long it is. */
 export interface TornLine {
@@ -61,6 +62,8 @@ export class SessionFileDecoder {
   readonly state: ScanState = { nextSeq: 0, end: 0 }
   private readonly splitter = new LineSplitter()
   private readonly lines: FileLine[] = []
+  /** While `push` runs: where to record each decoded event's line, if the caller asked. */
+  private eventLines: number[] | undefined
   // An unparsable complete line is torn only if nothing follows it; decided when the next line arrives.
   private suspect: { readonly line: FileLine; readonly cause: unknown } | undefined
 
@@ -70,12 +73,20 @@ export class SessionFileDecoder {
     private readonly options: SessionFileDecoderOptions = {},
   ) {}
 
-  /** Decodes the lines `chunk` completes, appending their events to `out` (and returning it). */
-  push(chunk: Buffer, out: SessionEvent[] = []): SessionEvent[] {
+  /**
+   * Decodes the lines `chunk` completes, appending their events to `out` (and returning it), and to
+   * `eventLines`, when given, the file line each event stood on (a run line stands for several).
+   */
+  push(chunk: Buffer, out: SessionEvent[] = [], eventLines?: number[]): SessionEvent[] {
     const lines = this.lines
     lines.length = 0
     this.splitter.push(chunk, lines)
-    for (let i = 0; i < lines.length; i++) this.take(lines[i] as FileLine, out)
+    this.eventLines = eventLines
+    try {
+      for (let i = 0; i < lines.length; i++) this.take(lines[i] as FileLine, out)
+    } finally {
+      this.eventLines = undefined
+    }
     return out
   }
 
@@ -123,8 +134,19 @@ export class SessionFileDecoder {
     this.decodeLine(value, line.line, out)
   }
 
-  /** The one decoder of an event line: the parsed `value` of `line` becomes the events it holds. */
+  /**
+   * The one decoder of a line: the parsed `value` of `line` becomes the events it holds — one for an
+   * event line, each chunk of a run line (format version 2, `run-line.ts`) in order.
+   */
   private decodeLine(value: unknown, line: number, out: SessionEvent[]): void {
+    if (!isRunLine(value)) return this.decodeEvent(value, line, out)
+    const expanded = expandRunLine(value)
+    if (typeof expanded === 'string') throw this.corruptLine(line, `invalid run line: ${expanded}`)
+    for (let i = 0; i < expanded.length; i++) this.decodeEvent(expanded[i], line, out)
+  }
+
+  /** One event of `line` (the line itself, or one chunk of its run), checked and frozen. */
+  private decodeEvent(value: unknown, line: number, out: SessionEvent[]): void {
     const expectedSeq = this.state.nextSeq
     const recorded = this.options.mode === 'recorded'
     if (!recorded) {
@@ -145,6 +167,7 @@ export class SessionFileDecoder {
       }
     }
     out.push(event)
+    this.eventLines?.push(line)
     this.state.nextSeq = expectedSeq + 1
   }
 

@@ -2,6 +2,7 @@
  * The embedded default storage: one JSONL file per session in a directory, group-committed appends,
  * a lock file per session so that only one writer (across processes) appends to it.
  */
+
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
@@ -20,6 +21,7 @@ import { listSessions } from './listing.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { exposureOf, makeDirectory, resolveModes, type StorageModes } from './modes.ts'
 import { closeReader, openForRead, SAFE_ID, scanFile } from './reading.ts'
+import { eventTexts } from './run-line.ts'
 import { scanSession } from './scan.ts'
 import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
 
@@ -163,11 +165,14 @@ export class JsonlStorage implements SessionStorage {
    * `appendBatch` for lines the caller encoded (see `SessionStorage.appendLines`): written as they
    * are, with the same sync, seq check on `expectedSeq`, cut-back on failure and lease checks.
    */
-  appendLines(sessionId: SessionId, lines: EncodedLines, expectedSeq: number): Promise<void> {
+  appendLines(sessionId: SessionId, encoded: EncodedLines, expectedSeq: number): Promise<void> {
     const lease = this.leases.get(sessionId)
+    // A version 1 file stays readable by version 1 readers: its appends carry event lines only.
+    const linesFor = (held: Lease) => (held.eventLinesOnly === true ? asEventLines(encoded) : encoded)
     // The writer's case at every barrier: idle, next seq known. Straight to the checks and the write,
     // with no closures and no hop through the queue (the same steps as the general path below).
     if (lease !== undefined && lease.pending === 0 && lease.nextSeq === expectedSeq) {
+      const lines = linesFor(lease)
       let done: Promise<void>
       try {
         this.checkNextSeq(lease, sessionId, lease.file, expectedSeq)
@@ -182,11 +187,12 @@ export class JsonlStorage implements SessionStorage {
     }
     return this.inTurn(sessionId, (lease, file) =>
       this.withNextSeq(lease, sessionId, file, () => {
+        const lines = linesFor(lease)
         if (this.isRetry(lease, expectedSeq, lines.count)) {
-          const text = Buffer.concat(lines.chunks).toString('utf8')
-          const encoded = text.split('\n').slice(0, lines.count)
-          return this.settleRetry(lease, sessionId, file, encoded, expectedSeq, (stored) => {
-            const rest = Buffer.from(`${encoded.slice(stored).join('\n')}\n`, 'utf8')
+          // Run lines expanded: the stored file is compared, and the rest written, event by event.
+          const texts = eventTexts(Buffer.concat(lines.chunks).toString('utf8'), lines.count)
+          return this.settleRetry(lease, sessionId, file, texts, expectedSeq, (stored) => {
+            const rest = Buffer.from(`${texts.slice(stored).join('\n')}\n`, 'utf8')
             return writeBatch(
               this.io,
               lease,
@@ -336,6 +342,7 @@ export class JsonlStorage implements SessionStorage {
     if (lease !== undefined) {
       lease.nextSeq = state.nextSeq
       lease.size = state.end
+      lease.eventLinesOnly = header.version < 2
     }
     return { header, events, report }
   }
@@ -485,5 +492,15 @@ export class JsonlStorage implements SessionStorage {
       if (error instanceof SessionError) throw error
       throw storageError(`session ${sessionId} (${file}): ${String(error)}`, { sessionId, file }, error)
     }
+  }
+}
+
+/** `lines` with every run line expanded into the event lines it stands for (for a version 1 file). */
+function asEventLines(lines: EncodedLines): EncodedLines {
+  const text = Buffer.concat(lines.chunks).toString('utf8')
+  if (!text.includes('{"run":')) return lines
+  return {
+    count: lines.count,
+    chunks: [Buffer.from(`${eventTexts(text, lines.count).join('\n')}\n`, 'utf8')],
   }
 }

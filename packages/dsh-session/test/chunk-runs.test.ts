@@ -1,0 +1,205 @@
+/**
+ * Chunk runs (DESIGN §3): a chunk append writes into its step's open run and returns its seq; no
+ * event is built until something reads one; live chunk observers use `onChunk` / `session/chunk`,
+ * and `session/event` carries no chunks.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { StreamChunk } from 'dsh-llm'
+import { type AppendGuard, JsonlStorage, type Session, type SessionEvent } from 'dsh-session'
+import { afterEach, describe, expect, test } from 'vitest'
+import { chunkEventsBuilt } from '../src/chunk-runs.ts'
+import { assistant, mountSessions, refusal, user } from './support.ts'
+
+const CHUNKS: StreamChunk[] = [
+  { type: 'block-start', index: 0, blockType: 'text' },
+  { type: 'text-delta', index: 0, text: 'he' },
+  { type: 'text-delta', index: 0, text: 'llo' },
+  { type: 'block-end', index: 0, block: { type: 'text', text: 'hello' } },
+  { type: 'usage', usage: { inputTokens: 3, outputTokens: 2 } },
+  { type: 'finish', reason: { kind: 'stop' } },
+]
+
+function openStep(session: Session): void {
+  session.append('user/message', user('u1', 'hi'))
+  session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+  session.append('step/start', { turn: 1, step: 1 })
+}
+
+function closeStep(session: Session): void {
+  session.append('assistant/message', {
+    turn: 1,
+    step: 1,
+    message: assistant('a1', [{ type: 'text', text: 'hello' }]),
+  })
+  session.append('step/end', { turn: 1, step: 1 })
+  session.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
+}
+
+/** The events a session built the old way (every chunk through `append`) holds, as JSON. */
+async function appendedThroughAppend(): Promise<string> {
+  const app = await mountSessions()
+  const session = await app.sessions.create()
+  openStep(session)
+  for (const chunk of CHUNKS) session.append('assistant/chunk', { turn: 1, step: 1, chunk })
+  closeStep(session)
+  return JSON.stringify(session.events)
+}
+
+const dirs: string[] = []
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+describe('chunk runs', () => {
+  test('appendChunk returns each seq; the log reads back exactly what append would have committed', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    const seqs = CHUNKS.map((chunk) => session.appendChunk(1, 1, chunk))
+    expect(seqs).toEqual([3, 4, 5, 6, 7, 8])
+    expect(JSON.stringify(session.events)).toBe(JSON.stringify(JSON.parse(JSON.stringify(session.events))))
+    closeStep(session)
+    expect(JSON.stringify(session.events)).toBe(await appendedThroughAppend())
+    expect(structuredClone(session.events)).toEqual(JSON.parse(await appendedThroughAppend()))
+    expect(Object.keys(session.events[4] as object)).toEqual(['type', 'seq', 'time', 'data'])
+    expect(session.eventAt(4)).toEqual({
+      type: 'assistant/chunk',
+      seq: 4,
+      time: 1005,
+      data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'he' } },
+    })
+    expect(Object.isFrozen(session.eventAt(4))).toBe(true)
+    expect(Object.isFrozen(session.eventAt(4)?.data)).toBe(true)
+  })
+
+  test('no chunk event is built on the append path, over memory and over JSONL; reading builds them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dsh-chunk-runs-'))
+    dirs.push(dir)
+    for (const storage of [undefined, new JsonlStorage({ dir })]) {
+      const app = await mountSessions(storage === undefined ? {} : { storage })
+      const heard: number[] = []
+      app.sessions.onChunk((_session, seq) => heard.push(seq))
+      const session = await app.sessions.create()
+      openStep(session)
+      const before = chunkEventsBuilt.count
+      for (let i = 0; i < 50; i++) session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: `t${i}` })
+      await session.flush()
+      expect(chunkEventsBuilt.count - before).toBe(0)
+      expect(heard).toHaveLength(50)
+      expect(session.eventAt(10)?.data).toEqual({
+        turn: 1,
+        step: 1,
+        chunk: { type: 'text-delta', index: 0, text: 't7' },
+      })
+      expect(chunkEventsBuilt.count - before).toBe(1)
+      await app.sessions.close(session)
+    }
+  })
+
+  test('the live channel delivers every chunk in order with its seq, time, turn and step; session/event none', async () => {
+    const app = await mountSessions()
+    const viaOnChunk: unknown[] = []
+    const viaCordis: unknown[] = []
+    const viaEvents: string[] = []
+    app.sessions.onChunk((_session, seq, time, turn, step, chunk) =>
+      viaOnChunk.push([seq, time, turn, step, chunk]),
+    )
+    app.on('session/chunk', (_session, seq, time, turn, step, chunk) =>
+      viaCordis.push([seq, time, turn, step, chunk]),
+    )
+    app.on('session/event', (_session, event) => viaEvents.push(event.type))
+    app.sessions.onEvent((_session, event) => viaEvents.push(`onEvent ${event.type}`))
+    const session = await app.sessions.create()
+    openStep(session)
+    session.appendChunk(1, 1, CHUNKS[0] as StreamChunk)
+    session.append('assistant/chunk', { turn: 1, step: 1, chunk: CHUNKS[1] as StreamChunk })
+    const expected = [
+      [3, 1004, 1, 1, CHUNKS[0]],
+      [4, 1005, 1, 1, CHUNKS[1]],
+    ]
+    expect(viaOnChunk).toEqual(expected)
+    expect(viaCordis).toEqual(expected)
+    expect(viaEvents.filter((type) => type.endsWith('assistant/chunk'))).toEqual([])
+    expect(viaEvents).toEqual([
+      'user/message',
+      'onEvent user/message',
+      'turn/start',
+      'onEvent turn/start',
+      'step/start',
+      'onEvent step/start',
+    ])
+  })
+
+  test('a guard with a chunk hook gets the chunk without an event; one without gets the built candidate', async () => {
+    const app = await mountSessions()
+    const hooked: unknown[] = []
+    const candidates: SessionEvent[] = []
+    const withHook: AppendGuard = Object.assign(() => undefined, {
+      chunk: (_session: Session, seq: number, turn: number, step: number, chunk: StreamChunk) => {
+        hooked.push([seq, turn, step, chunk])
+        if (chunk.type === 'text-delta' && chunk.text === 'no') throw new Error('refused by the hook')
+      },
+    })
+    app.sessions.guard(withHook)
+    const session = await app.sessions.create()
+    openStep(session)
+    const plain: AppendGuard = (_session, candidate) => {
+      if (candidate.type === 'assistant/chunk') candidates.push(candidate)
+    }
+    const dispose = app.sessions.guard(plain)
+    session.appendChunk(1, 1, CHUNKS[1] as StreamChunk)
+    dispose()
+    expect(hooked).toEqual([[3, 1, 1, CHUNKS[1]]])
+    expect(candidates).toEqual([session.eventAt(3)])
+    expect(() => session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'no' })).toThrow(
+      'refused by the hook',
+    )
+    expect(session.seq).toBe(4)
+  })
+
+  test('appendChunk refuses what append refuses, with the same errors, and commits nothing', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    const bad = { type: 'text-delta', index: 0, text: 1 } as unknown as StreamChunk
+    const viaAppend = refusal(() => session.append('assistant/chunk', { turn: 1, step: 1, chunk: bad }))
+    expect(refusal(() => session.appendChunk(1, 1, bad))).toEqual(viaAppend)
+    const wrongStep = refusal(() => session.appendChunk(1, 2, CHUNKS[1] as StreamChunk))
+    expect(wrongStep.code).toBe('ENCLOSURE')
+    expect(wrongStep).toEqual(
+      refusal(() => session.append('assistant/chunk', { turn: 1, step: 2, chunk: CHUNKS[1] as StreamChunk })),
+    )
+    expect(session.seq).toBe(3)
+  })
+
+  test('appending from inside a chunk notification names session/chunk', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    let caught: { code: string; message: string } | undefined
+    app.sessions.onChunk((live) => {
+      caught = refusal(() => live.append('step/end', { turn: 1, step: 1 }))
+    })
+    session.appendChunk(1, 1, CHUNKS[1] as StreamChunk)
+    expect(caught).toEqual({
+      code: 'REENTRANT_APPEND',
+      message: `session ${session.id}: cannot append step/end from inside the session/chunk notification of assistant/chunk at seq 3`,
+    })
+  })
+
+  test('a reopened and a forked session read the same events back', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    for (const chunk of CHUNKS) session.appendChunk(1, 1, chunk)
+    closeStep(session)
+    const json = JSON.stringify(session.events)
+    const child = await app.sessions.fork(session, session.seq)
+    expect(JSON.stringify(child.events.slice(0, session.seq))).toBe(json)
+    await app.sessions.close(session)
+    const reopened = await app.sessions.open(session.id)
+    expect(JSON.stringify(reopened.events)).toBe(json)
+  })
+})
