@@ -33,9 +33,9 @@ try {
   })
   app.on('session/event', (_session, event) => {
     if (event.type === 'tool/call') console.log(`[${event.data.name} ${event.data.arguments}]`)
-    if (event.type === 'assistant/chunk' && event.data.chunk.type === 'text-delta') {
-      process.stdout.write(event.data.chunk.text) // the answer, as it streams
-    }
+  })
+  app.on('session/chunk', (_session, _seq, _time, _turn, _step, chunk) => {
+    if (chunk.type === 'text-delta') process.stdout.write(chunk.text) // the answer, as it streams
   })
 
   const agent = await app.agentLoop.create({ provider: 'deepseek', model: 'deepseek-chat' })

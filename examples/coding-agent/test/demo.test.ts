@@ -39,7 +39,16 @@ describe('the coding-agent demo in scripted mode', () => {
 
   it('writes a session file that `dsh-invariants check` accepts', () => {
     const check = runNode([cli, 'check', sessionFile])
-    const events = readFileSync(sessionFile, 'utf8').trimEnd().split('\n').length - 1
+    // One event per line, except a run line (format version 2), which stands for its chunks.
+    const events = readFileSync(sessionFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(1)
+      .reduce((count, line) => {
+        const value = JSON.parse(line) as { run?: number; chunks?: unknown[] }
+        return count + (value.run === undefined ? 1 : (value.chunks?.length ?? 0))
+      }, 0)
+    expect(events).toBeGreaterThan(readFileSync(sessionFile, 'utf8').trimEnd().split('\n').length - 1)
     expect({ status: check.status, stdout: check.stdout, stderr: check.stderr }).toEqual({
       status: 0,
       stdout: expect.stringMatching(
@@ -55,13 +64,14 @@ describe('the coding-agent demo in scripted mode', () => {
     const lines = readFileSync(sessionFile, 'utf8').split('\n')
     const stepEnd = lines.findIndex((line) => line.includes('"type":"step/end"'))
     const tampered = join(mkdtempSync(join(tmpdir(), 'dsh-demo-')), 'tampered.jsonl')
+    const removed = (JSON.parse(lines[stepEnd] as string) as { seq: number }).seq
     writeFileSync(tampered, [...lines.slice(0, stepEnd), ...lines.slice(stepEnd + 1)].join('\n'))
     const check = runNode([cli, 'check', tampered])
     expect(check.status).toBe(1)
     // Line `stepEnd + 1` now holds the event that followed the removed `step/end` (the steering claim).
     expect(check.stdout.split('\n')[0]).toBe(
-      `${tampered}:${stepEnd + 1} seq ${stepEnd} agent/inbox/spliced [log-grammar] agent/inbox/spliced has seq ${stepEnd}; ` +
-        `expected ${stepEnd - 1} (seqs run contiguously from 0)`,
+      `${tampered}:${stepEnd + 1} seq ${removed + 1} agent/inbox/spliced [log-grammar] agent/inbox/spliced has seq ${removed + 1}; ` +
+        `expected ${removed} (seqs run contiguously from 0)`,
     )
   })
 })
