@@ -139,7 +139,10 @@ export class SessionFileDecoder {
    * event line, each chunk of a run line (format version 2, `run-line.ts`) in order.
    */
   private decodeLine(value: unknown, line: number, out: SessionEvent[]): void {
-    if (!isRunLine(value)) return this.decodeEvent(value, line, out)
+    if (!isRunLine(value)) {
+      this.decodeEvent(value, line, out)
+      return
+    }
     const expanded = expandRunLine(value)
     if (typeof expanded === 'string') throw this.corruptLine(line, `invalid run line: ${expanded}`)
     for (let i = 0; i < expanded.length; i++) this.decodeEvent(expanded[i], line, out)
