@@ -30,6 +30,7 @@ import type {
   LoadReport,
   OpenTurnState,
   Session,
+  SessionChunkListener,
   SessionEvent,
   SessionEventMap,
   SessionEventOf,
@@ -43,14 +44,7 @@ export interface SessionHost {
   /** Tells `session/event` listeners about a committed event; must contain listener errors. */
   notify(session: Session, event: SessionEvent): void
   /** Tells chunk listeners about a committed chunk entry; must contain listener errors. */
-  notifyChunk(
-    session: Session,
-    seq: number,
-    time: number,
-    turn: number,
-    step: number,
-    chunk: StreamChunk,
-  ): void
+  readonly notifyChunk: SessionChunkListener
   /** The per-event size limit in serialized bytes, checked before any guard runs. */
   readonly maxEventBytes: number
   /** The pre-commit checks currently registered, in order (an array the host replaces on change). */
