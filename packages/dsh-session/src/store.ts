@@ -3,7 +3,7 @@
  * plugin provides `ctx.sessionProjections`, so `await app.plugin(Sessions)` gives both services.
  */
 import { type Context, Service } from 'cordis'
-import { emitContained, eventBus, newSessionId, redact, type SessionId } from 'dsh-llm'
+import { emitContained, eventBus, newSessionId, redact, type SessionId, type StreamChunk } from 'dsh-llm'
 import { SessionError, SessionErrorCode } from './errors.ts'
 import { forkSeed } from './fork.ts'
 import { SessionProjectionRegistry } from './projections.ts'
@@ -47,7 +47,14 @@ declare module 'cordis' {
      * emit (contained): a chunk entry was committed to a live session at `seq`, as its parts (no
      * event; `session.eventAt(seq)` builds it). Appending from here throws.
      */
-    'session/chunk': SessionChunkListener
+    'session/chunk'(
+      session: Session,
+      seq: number,
+      time: number,
+      turn: number,
+      step: number,
+      chunk: StreamChunk,
+    ): void
     /** emit (contained): a live session was closed and its lease released. */
     'session/disposed'(session: Session): void
   }
