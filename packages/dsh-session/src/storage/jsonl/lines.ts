@@ -100,25 +100,15 @@ export async function* readLines(handle: FileHandle, chunkBytes = CHUNK_BYTES): 
  * UTF-8 decodes to U+FFFD and multi-byte characters decode shorter, so text lengths would lie.
  */
 function splitLines(bytes: Buffer, offset: number, lineNo: number, out: FileLine[]): number {
-  if (isAscii(bytes)) {
-    const text = bytes.toString('latin1')
-    let start = 0
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-      out.push({
-        text: text.slice(start, nl),
-        line: ++lineNo,
-        offset: offset + start,
-        bytes: nl - start + 1,
-        terminated: true,
-      })
-      start = nl + 1
-    }
-    return lineNo
-  }
+  // Each line is decoded into a string of its own. Slicing one string of the whole chunk would be
+  // cheaper, but V8 parses long JSON strings as slices of their source, so any value kept from a
+  // line would keep the whole chunk's text alive (the invariants CLI's RSS on a 1,000,000-event
+  // file: 121 MB with a string per line, 191 MB with slices of 1 MiB chunks).
+  const encoding = isAscii(bytes) ? 'latin1' : 'utf8'
   let start = 0
   for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
-    const line = bytes.toString('utf8', start, nl)
-    out.push({ text: line, line: ++lineNo, offset: offset + start, bytes: nl - start + 1, terminated: true })
+    const text = bytes.toString(encoding, start, nl)
+    out.push({ text, line: ++lineNo, offset: offset + start, bytes: nl - start + 1, terminated: true })
     start = nl + 1
   }
   return lineNo
