@@ -63,6 +63,28 @@ describe('the request check at the adapter boundary', () => {
     )
   })
 
+  it('catches a re-send issued on a later chunk, after an await that follows a yield', async () => {
+    const h = await createHarness([textResponse('sent once'), textResponse('never sent')])
+    h.app.on('llm/stream', (request, next) => {
+      if (request.system === 'be sneaky') return next()
+      return (async function* (): AsyncGenerator<StreamChunk> {
+        for await (const chunk of next()) {
+          if (chunk.type === 'finish') break
+          yield chunk
+        }
+        // Resumed by the loop's next() after the chunks above: still the step's model call.
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        yield* h.app.llm.stream({ ...request, system: 'be sneaky' })
+      })()
+    })
+    const { messages } = await runAndCollect(h)
+    expect(h.model.callCount).toBe(1)
+    expect(messages).toHaveLength(1)
+    expect(messages[0]).toMatch(
+      new RegExp(`^${SUBJECT} is not what the log implies \\(header at seq 5\\): field system differs`),
+    )
+  })
+
   it('catches a listener that swaps the model', async () => {
     const h = await createHarness([textResponse('never sent')])
     h.app.on('llm/stream', (request, next) =>

@@ -3,7 +3,7 @@
  * inside a step scope; a checker at the adapter boundary reads the scope of whatever request arrives
  * there, so a listener that re-sends a modified copy cannot shed the attribution with the object.
  */
-import { AsyncLocalStorage } from 'node:async_hooks'
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks'
 import type { SessionId } from './ids.ts'
 import type { LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
@@ -96,6 +96,11 @@ export interface LoopStepStreamer {
  * every `next`/`return` of the iteration run in the scope, which closes when the stream ends, throws
  * or is returned. An unmarked request, or step tracking off, streams as `llm.stream(request)` does.
  * Throws (synchronously or from the iteration) whatever `llm.stream` throws.
+ *
+ * The scope is entered once, when the stream starts: the async context of that moment plus the
+ * scope is held by an `AsyncResource`, and each `next`/`return` re-enters that context. (`run` per
+ * chunk would build the context afresh each time: on Node 24 two map copies per chunk.) The other
+ * async-local values a chunk's work sees are therefore those of the stream's start.
  */
 export function streamInLoopStep(llm: LoopStepStreamer, request: LlmRequest): AsyncIterable<StreamChunk> {
   const als = storage()
@@ -105,16 +110,17 @@ export function streamInLoopStep(llm: LoopStepStreamer, request: LlmRequest): As
   const close = () => {
     scope.open = false
   }
+  const context = als.run(scope, () => new AsyncResource('dsh-llm/loop-step'))
   let source: AsyncIterable<StreamChunk>
   try {
-    source = als.run(scope, () => llm.stream(request))
+    source = context.runInAsyncScope(llm.stream, llm, request)
   } catch (error) {
     close()
     throw error
   }
   return {
     [Symbol.asyncIterator](): AsyncIterator<StreamChunk> {
-      const iterator = als.run(scope, () => source[Symbol.asyncIterator]())
+      const iterator = context.runInAsyncScope(source[Symbol.asyncIterator], source)
       const settle = (result: IteratorResult<StreamChunk>) => {
         if (result.done === true) close()
         return result
@@ -126,7 +132,7 @@ export function streamInLoopStep(llm: LoopStepStreamer, request: LlmRequest): As
       return {
         next: () => {
           try {
-            return als.run(scope, () => iterator.next()).then(settle, fail)
+            return context.runInAsyncScope(iterator.next, iterator).then(settle, fail)
           } catch (error) {
             close()
             return Promise.reject(error)
@@ -135,7 +141,9 @@ export function streamInLoopStep(llm: LoopStepStreamer, request: LlmRequest): As
         return: async (value?: unknown) => {
           try {
             const done =
-              iterator.return === undefined ? undefined : als.run(scope, () => iterator.return?.(value))
+              iterator.return === undefined
+                ? undefined
+                : context.runInAsyncScope(iterator.return, iterator, value)
             return (await done) ?? { done: true, value: undefined }
           } finally {
             close()
