@@ -9,8 +9,8 @@ import {
   type LoopStepScope,
   markLoopRequest,
   outsideLoopStep,
-  type StreamChunk,
   type SessionId,
+  type StreamChunk,
   streamInLoopStep,
   trackLoopSteps,
 } from 'dsh-llm'
@@ -24,7 +24,7 @@ function marked(): LlmRequest {
   return request
 }
 
-const text = (delta: string): StreamChunk => ({ type: 'text-delta', index: 0, delta })
+const text = (delta: string): StreamChunk => ({ type: 'text-delta', index: 0, text: delta })
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1))
 
 /** What `currentLoopStep()` says at a point: the step's turn/step, or 'none'. */
@@ -61,7 +61,7 @@ describe('streamInLoopStep', () => {
       request,
     )
     for await (const chunk of stream) {
-      log.push(`consumer got ${chunk.type === 'text-delta' ? chunk.delta : chunk.type}: ${seen()}`)
+      log.push(`consumer got ${chunk.type === 'text-delta' ? chunk.text : chunk.type}: ${seen()}`)
       await tick()
       log.push(`consumer after await: ${seen()}`)
     }
@@ -102,10 +102,7 @@ describe('streamInLoopStep', () => {
     )
     for await (const _chunk of stream) break
     await later
-    expect(log).toEqual([
-      'finally: turn 1 step 2',
-      'scheduled by the stream, run after it ended: none',
-    ])
+    expect(log).toEqual(['finally: turn 1 step 2', 'scheduled by the stream, run after it ended: none'])
   })
 
   it('closes the scope when the stream throws, and outsideLoopStep leaves it', async () => {

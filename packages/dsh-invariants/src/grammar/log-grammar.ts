@@ -68,8 +68,12 @@ export class LogGrammar {
   private seedEndAt: number | undefined
   private inbox: InboxState = emptyInbox
   private splice: { event: SessionEvent; result: InboxState | Violation } | undefined
-  /** The chunk entry last checked by `checkChunk` through the online guard, until `catchUp` passes it. */
-  private pendingChunk: { readonly seq: number; readonly chunk: StreamChunk } | undefined
+  /**
+   * The chunk entry last checked through the online guard (`notePendingChunk`), until `catchUp`
+   * passes it: its seq (-1 for none) and chunk, as two fields so that noting one allocates nothing.
+   */
+  private pendingSeq = -1
+  private pendingChunk: StreamChunk | undefined
   private readonly parent: SessionParent | null | undefined
   /** How many events `apply` has consumed. */
   applied = 0
@@ -90,14 +94,39 @@ export class LogGrammar {
     const log = events as Pick<Session, 'eventAt' | 'seq'>
     for (let i = this.applied; i < log.seq; i++) {
       const pending = this.pendingChunk
-      if (pending !== undefined && pending.seq === i) {
-        this.applyChunk(i, pending.chunk)
+      if (pending !== undefined && this.pendingSeq === i) {
+        this.applyChunk(i, pending)
         continue
       }
       const event = log.eventAt(i)
       if (event !== undefined) this.apply(event)
     }
+    this.pendingSeq = -1
     this.pendingChunk = undefined
+  }
+
+  /**
+   * The first violation `checkChunk` would report, or `undefined` when the chunk entry fits: the
+   * online guard's per-chunk question, answered without allocating when it fits.
+   */
+  chunkViolation(seq: number, turn: number, step: number): Violation | undefined {
+    const open = this.turn
+    const parent = this.parent
+    if (
+      seq === this.nextSeq &&
+      (parent === undefined ||
+        parent === null ||
+        seq !== parent.seedLength ||
+        this.seedEndAt !== undefined) &&
+      open !== undefined &&
+      turn === open.turn &&
+      open.step !== undefined &&
+      step === open.step.step &&
+      (this.headerSeen || this.headerlessChunkReported)
+    ) {
+      return undefined
+    }
+    return this.checkChunk(seq, turn, step)[0]
   }
 
   /**
@@ -144,7 +173,8 @@ export class LogGrammar {
    * once it is committed instead of reading its event back from the log.
    */
   notePendingChunk(seq: number, chunk: StreamChunk): void {
-    this.pendingChunk = { seq, chunk }
+    this.pendingSeq = seq
+    this.pendingChunk = chunk
   }
 
   /** `apply` of the chunk entry `chunk` at `seq`. */

@@ -109,33 +109,3 @@ function label(at: number, chunk: StreamChunk): string {
 export function describeChunk(chunk: StreamChunk): string {
   return 'index' in chunk ? `${chunk.type} index ${chunk.index}` : String(chunk.type)
 }
-
-/**
- * Wraps `source` so every chunk is checked by a fresh `StreamGrammar` before the consumer sees it.
- * On a violation `fail(message)` is called and must return the error to throw; the iterator then
- * throws it in place of the offending chunk (or at the end, for a missing `finish`). A `finish` chunk
- * is delivered only once the source has ended, so a chunk after `finish` is caught even when the
- * consumer would stop at `finish`. A consumer that stops early (`break`) ends the check silently.
- */
-export async function* checkedStream(
-  source: AsyncIterable<StreamChunk>,
-  fail: (message: string) => Error,
-): AsyncGenerator<StreamChunk> {
-  const grammar = new StreamGrammar()
-  let held: StreamChunk | undefined
-  for await (const chunk of source) {
-    const problem = grammar.push(chunk)
-    if (problem !== undefined) throw fail(problem)
-    if (chunk.type === 'finish') {
-      held = chunk
-      continue
-    }
-    yield chunk
-  }
-  if (held !== undefined) {
-    yield held
-    return
-  }
-  const problem = grammar.end()
-  if (problem !== undefined) throw fail(problem)
-}

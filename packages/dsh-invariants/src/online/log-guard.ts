@@ -31,7 +31,7 @@ export function installLogGrammar(ctx: Context, sink: CheckSink): void {
   guard.chunk = (session, seq, turn, step, chunk) => {
     sink.count('eventsChecked')
     const grammar = grammarOf(session)
-    const [violation] = grammar.checkChunk(seq, turn, step)
+    const violation = grammar.chunkViolation(seq, turn, step)
     if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
     grammar.notePendingChunk(seq, chunk)
   }

@@ -1,7 +1,7 @@
 /** The outermost `llm/stream` listener: wraps the stream the caller receives in the stream grammar. */
 import type { Context } from 'cordis'
 import type { CheckSink } from '../check-sink.ts'
-import { checkedStream } from '../grammar/stream-grammar.ts'
+import { checkedStream } from '../grammar/checked-stream.ts'
 import { attribute } from './request-boundary.ts'
 import { describeMark } from './request-checker.ts'
 
