@@ -29,7 +29,7 @@ describe('setIdSource', () => {
 })
 
 describe('random ids', () => {
-  it('are 21 characters of nanoid\'s alphabet, distinct across pool refills, call ids behind call_', () => {
+  it("are 21 characters of nanoid's alphabet, distinct across pool refills, call ids behind call_", () => {
     const alphabet = new Set(urlAlphabet)
     const seen = new Set<string>()
     const used = new Set<string>()
