@@ -82,7 +82,7 @@ function codeAt(bytes: Uint8Array, at: number): number {
  * A random id as nanoid makes one (21 characters of its alphabet, from the platform's
  * `crypto.getRandomValues`, pooled), built as one flat string in a single call. nanoid appends one
  * character at a time, which V8 keeps as a rope of 21 cons strings (~330 bytes) until flattened;
- * this costs about a quarter of nanoid plus the flattening (measured in the id-minting Agent Note).
+ * this takes about half the time of nanoid plus the flattening (the id-minting Agent Note).
  */
 function randomId(): string {
   let bytes = pool
