@@ -3,7 +3,6 @@
  * the events; for one that takes encoded lines (`appendLines`) it encodes each event when it is
  * queued, so a backlog behind a slow backend is bytes in a `LineArena`, not JS strings and objects.
  */
-import type { StreamChunk } from 'dsh-llm'
 import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import type { SessionEvent } from '../types.ts'
 import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
@@ -59,15 +58,10 @@ export function batchEvents(batch: TakenBatch): SessionEvent[] {
 }
 
 /**
- * `JSON.stringify` of the `assistant/chunk` event of these parts, without building the event: the
- * envelope's keys in their order around the chunk's own text.
+ * `JSON.stringify` of the `assistant/chunk` event of these parts (`chunk`: the chunk's JSON), without
+ * building the event: the envelope's keys in their order around the chunk's own text.
  */
-export function chunkLine(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): string {
-  return chunkLineOf(seq, time, turn, step, JSON.stringify(chunk))
-}
-
-/** `chunkLine` for a chunk already serialized (`chunk`: its JSON). */
-function chunkLineOf(seq: number, time: number, turn: number, step: number, chunk: string): string {
+function chunkLine(seq: number, time: number, turn: number, step: number, chunk: string): string {
   return `{"type":"assistant/chunk","seq":${seq},"time":${JSON.stringify(time)},"data":{"turn":${turn},"step":${step},"chunk":${chunk}}}`
 }
 
@@ -163,7 +157,7 @@ export class WriteQueue {
     const chunks = this.spanChunks
     const line =
       count === 1
-        ? chunkLineOf(first, run.timeAt(first), run.turn, run.step, chunks)
+        ? chunkLine(first, run.timeAt(first), run.turn, run.step, chunks)
         : runLine(first, run.turn, run.step, JSON.stringify(run.timesOf(first, count)), `[${chunks}]`)
     this.spanRun = undefined
     this.spanCount = 0
