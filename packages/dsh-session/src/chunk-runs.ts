@@ -143,62 +143,6 @@ export function materializeChunk(
   }) as ChunkEvent
 }
 
-/** The event of seq `seq` in `entries` (whose slot i holds seq i), built from a run; undefined past the end. */
-export function eventAt(entries: readonly LogEntry[], seq: number): SessionEvent | undefined {
-  const entry = entries[seq]
-  return entry instanceof ChunkRun ? entry.at(seq) : entry
-}
-
-/**
- * An array of log slots (slot i holds seq i) that keeps chunk entries in runs: the session's log and
- * the memory storage each keep one. Chunks of one step that follow each other share the open run;
- * any other entry seals it.
- */
-export class RunLog {
-  readonly entries: LogEntry[] = []
-  private current: ChunkRun | undefined
-
-  /** Adds a committed event: a plain chunk event goes into a run, anything else as it is. */
-  add(event: SessionEvent): void {
-    if (event.type === 'assistant/chunk' && isPlainChunk(event)) {
-      const { turn, step, chunk } = event.data
-      this.addChunk(event.time, turn, step, chunk)
-      return
-    }
-    this.current?.seal()
-    this.current = undefined
-    const entries = this.entries
-    entries[entries.length] = event
-  }
-
-  /** Adds one chunk entry (the next seq) and returns the run now holding it. */
-  addChunk(time: number, turn: number, step: number, chunk: StreamChunk): ChunkRun {
-    const entries = this.entries
-    const seq = entries.length
-    let run = this.current
-    if (run === undefined || run.turn !== turn || run.step !== step || run.first + run.length !== seq) {
-      run?.seal()
-      run = new ChunkRun(seq, turn, step)
-      this.current = run
-    }
-    run.push(time, chunk)
-    entries[seq] = run
-    return run
-  }
-
-  /**
-   * Puts `run` (another log's, which holds seq `seq`) in slot `seq`, the next one: the memory storage
-   * shares the session's runs instead of copying their chunks. The other log seals it.
-   */
-  addShared(run: ChunkRun, seq: number): void {
-    if (this.current !== run) {
-      this.current?.seal()
-      this.current = undefined
-    }
-    this.entries[seq] = run
-  }
-}
-
 /** A chunk event whose keys are exactly what a run rebuilds, in the same order. */
 export function isPlainChunk(event: SessionEvent): event is ChunkEvent {
   if (event.type !== 'assistant/chunk') return false

@@ -141,7 +141,7 @@ describe('chunk run encoding', () => {
           spelled.delete(c.index)
           return c.block.type === 'tool-call'
             ? { ...c, block: { ...c.block, arguments: text } }
-            : { ...c, block: { type: c.block.type, text } }
+            : ({ ...c, block: { type: c.block.type, text } } as StreamChunk)
         })
         roundTrip(
           fixed,

@@ -79,6 +79,28 @@ describe('inline writes to MemoryStorage', () => {
     expect(session.isDurable()).toBe(true)
   })
 
+  test('a run shared with the storage that grows after the lease is lost is read only up to what was stored', async () => {
+    const storage = new MemoryStorage()
+    const other = new MemoryStorage({ sharing: storage })
+    const app = await mountSessions({ storage })
+    const session = await app.sessions.create()
+    session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'a' })
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'b' })
+    await storage.release(session.id)
+    await other.acquire(session.id)
+    // The session's open run (which the storage shares) grows by a chunk the storage refused...
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'c' })
+    // ...while the other holder stores its own event at that seq.
+    const theirs = { type: 'user/message', seq: 4, time: 7, data: user('u9') } as SessionEvent
+    await other.appendBatch(session.id, [theirs], 4)
+    const expected = [...session.events.slice(0, 4), theirs]
+    expect(await stored(storage, session.id)).toEqual(expected)
+    expect((await other.load(session.id)).events).toEqual(expected)
+    expect(await stored(other, session.id)).toHaveLength(5)
+  })
+
   test('refused chunk events count toward the high-water mark with the size the write queue estimates', async () => {
     const data = {
       turn: 1,

@@ -3,8 +3,8 @@
  * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
  */
 import type { SessionId } from 'dsh-llm'
-import { eventAt, RunLog } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
+import { RunLog } from '../run-log.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
 import { checkBatch, checkStoredEvent } from './batch-check.ts'
 import { eventBytesOver, eventTooLarge } from './event-size.ts'
@@ -13,7 +13,7 @@ import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './
 
 interface StoredSession {
   readonly header: SessionFileHeader
-  /** Slot i holds seq i; chunk entries are kept in runs (see chunk-runs.ts), shared with the session. */
+  /** The events; chunk entries are kept in runs (see run-log.ts), shared with the session. */
   readonly log: RunLog
   /** The instance holding the write lease, if any. */
   holder: MemoryStorage | undefined
@@ -84,7 +84,7 @@ export class MemoryStorage implements SessionStorage {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
-    const next = stored.log.entries.length
+    const next = stored.log.length
     let batch = events
     if (expectedSeq !== next) {
       // A retried batch whose first attempt was stored: settle it, never write it twice.
@@ -128,7 +128,7 @@ export class MemoryStorage implements SessionStorage {
           { sessionId },
         )
       }
-      const index = stored.log.entries.length
+      const index = stored.log.length
       if (seq !== index) {
         throw new SessionError(
           SessionErrorCode.SEQ_MISMATCH,
@@ -156,9 +156,9 @@ export class MemoryStorage implements SessionStorage {
   async load(sessionId: SessionId): Promise<LoadedLog> {
     const stored = this.require(sessionId)
     const events: SessionEvent[] = []
-    const entries = stored.log.entries
-    for (let seq = 0; seq < entries.length; seq++) {
-      const event = eventAt(entries, seq) as SessionEvent
+    const log = stored.log
+    for (let seq = 0; seq < log.length; seq++) {
+      const event = log.at(seq) as SessionEvent
       checkStoredEvent(sessionId, event, seq)
       events.push(event)
     }
@@ -167,9 +167,9 @@ export class MemoryStorage implements SessionStorage {
 
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const stored = this.require(sessionId)
-    const entries = stored.log.entries
-    for (let seq = Math.max(0, fromSeq); seq < entries.length; seq++) {
-      const event = eventAt(entries, seq)
+    const log = stored.log
+    for (let seq = Math.max(0, fromSeq); seq < log.length; seq++) {
+      const event = log.at(seq)
       if (event !== undefined) yield event
     }
   }
@@ -194,9 +194,9 @@ export class MemoryStorage implements SessionStorage {
   /** How many leading events of `events` (from `expectedSeq`) are stored already, equal as JSON. */
   private storedPrefix(stored: StoredSession, events: readonly SessionEvent[], expectedSeq: number): number {
     let found = 0
-    const entries = stored.log.entries
-    while (found < events.length && expectedSeq + found < entries.length) {
-      const have = eventAt(entries, expectedSeq + found)
+    const log = stored.log
+    while (found < events.length && expectedSeq + found < log.length) {
+      const have = log.at(expectedSeq + found)
       if (JSON.stringify(have) !== JSON.stringify(events[found])) break
       found++
     }
