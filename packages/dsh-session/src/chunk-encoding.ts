@@ -114,8 +114,9 @@ export function encodeRun(chunks: readonly StreamChunk[], times: readonly number
       rows[row] = -id - 1
       const block = record.block as Record<string, unknown>
       rows[rowCount - 1] = block.type === 'tool-call' ? [block.id, block.name] : block.type
+      // Exactly as long as it needs to be: a pushed-to array keeps spare room for the run's life.
       if (texts === undefined) texts = [text]
-      else texts.push(text)
+      else texts = texts.concat(text)
     }
   }
   openDeltas.clear()
