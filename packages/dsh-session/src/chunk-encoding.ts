@@ -122,12 +122,46 @@ export function encodeRun(chunks: readonly StreamChunk[], times: readonly number
   openDeltas.clear()
   rows[1] = localCount === 0 ? 0 : localShapes.slice(0, localCount)
   rows.length = rowCount
-  const json = JSON.stringify(rows)
+  const json = JSON.stringify(texts === undefined ? rows : grouped())
   rows.length = 0
+  packed.length = 0
   // V8 returns the text as a rope of the serializer's pieces; reading a character flattens it in
   // place, and a run is kept for the session's life.
   json.charCodeAt(0)
   return { json, texts, timesEncoded }
+}
+
+/** The scratch list `grouped` fills. */
+const packed: unknown[] = []
+
+/**
+ * `rows` with each stretch of two or more delta rows that hold only a length (`[-(id + 1), index,
+ * length]`), of one shape and one index, written as one row `[[-(id + 1), index, length, ...]]`.
+ */
+function grouped(): unknown[] {
+  let out = 0
+  packed[out++] = rows[0]
+  packed[out++] = rows[1]
+  let r = 2
+  while (r < rows.length) {
+    const id = rows[r] as number
+    const shape = shapeById(id < 0 ? -id - 1 : id)
+    const width = shape.length - 1
+    if (id >= 0 || width !== 3 || shape[0] === 'block-end' || rows[r + width] !== id) {
+      for (let k = 0; k < width; k++) packed[out++] = rows[r + k]
+      r += width
+      continue
+    }
+    const index = rows[r + 1]
+    const group: unknown[] = [id, index]
+    while (r < rows.length && rows[r] === id && rows[r + 1] === index) {
+      group.push(rows[r + 2])
+      r += 3
+    }
+    packed[out++] = group
+  }
+  packed.length = out
+  return packed
 }
 
 /**
@@ -260,7 +294,12 @@ export function decodeRun(json: string, texts: readonly string[] | undefined): D
   let nextText = 0
   let r = 2
   while (r < parsed.length) {
-    let id = parsed[r++] as number
+    const head = parsed[r++]
+    if (Array.isArray(head)) {
+      expandGroup(head as number[], own, chunks, waiting)
+      continue
+    }
+    let id = head as number
     const derived = id < 0
     if (derived) id = -id - 1
     const shape = (id < LOCAL_SHAPES ? knownShapes[id] : (own as string[][])[id - LOCAL_SHAPES]) as string[]
@@ -294,6 +333,32 @@ export function decodeRun(json: string, texts: readonly string[] | undefined): D
     waiting.delete(index)
   }
   return { chunks, times: parsed[0] === 0 ? undefined : decodeTimes(parsed[0] as number[]) }
+}
+
+/** Decodes a group row `[-(id + 1), index, length, ...]`: delta chunks waiting for their block's text. */
+function expandGroup(
+  group: readonly number[],
+  own: readonly string[][] | undefined,
+  chunks: StreamChunk[],
+  waiting: Map<number, Record<string, unknown>[]>,
+): void {
+  const id = -(group[0] as number) - 1
+  const shape = (id < LOCAL_SHAPES ? knownShapes[id] : (own as string[][])[id - LOCAL_SHAPES]) as string[]
+  const index = group[1] as number
+  let list = waiting.get(index)
+  if (list === undefined) {
+    list = []
+    waiting.set(index, list)
+  }
+  for (let g = 2; g < group.length; g++) {
+    const chunk: Record<string, unknown> = {}
+    for (let k = 1; k < shape.length; k++) {
+      const key = shape[k] as string
+      chunk[key] = key === 'type' ? shape[0] : key === 'index' ? index : group[g]
+    }
+    chunks.push(chunk as unknown as StreamChunk)
+    list.push(chunk)
+  }
 }
 
 function decodeTimes(encoded: readonly number[]): number[] {

@@ -47,6 +47,8 @@ describe('chunk run encoding', () => {
     expect(encoded.json).not.toContain('hello')
     expect(encoded.json).not.toContain('path')
     expect(encoded.json.startsWith('[[1000,-2,1,-1,3,-3,6,-1],0,')).toBe(true)
+    // The three text deltas hold only their lengths, in one row.
+    expect(encoded.json).toMatch(/,\[-\d+,0,2,4,5\],/)
   })
 
   test('a block-end whose deltas do not spell its text, or whose deltas started in an earlier run, keeps every text', () => {
