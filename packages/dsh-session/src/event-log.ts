@@ -18,18 +18,18 @@ function refuse(method: string): never {
 
 /** A session's committed events. Only the owning session appends, through `add` and `addChunk`. */
 export class EventLog {
-  private readonly runs = new RunLog()
+  private readonly runs: RunLog
+
+  /** A log over `runs` (a backend's, shared), else a new one. */
+  constructor(runs?: RunLog) {
+    this.runs = runs ?? new RunLog()
+  }
   /** The last snapshot handed out, while a caller holds it (a prefix the next one copies). */
   private last: WeakRef<FrozenEvents> | undefined
 
   /** The raw slots (one per event or run), runs unbuilt (for folds that skip chunk entries, like the surface). */
   get raw(): readonly LogEntry[] {
     return this.runs.entries
-  }
-
-  /** The log itself (the memory storage shares it when the session writes inline). */
-  get runLog(): RunLog {
-    return this.runs
   }
 
   /** How many events the log holds. */

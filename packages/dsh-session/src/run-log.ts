@@ -70,6 +70,25 @@ export class RunLog {
     this.count = seq + 1
   }
 
+  /** A new log of this one's first `count` seqs (events and runs shared, not copied). */
+  prefix(count: number): RunLog {
+    const out = new RunLog()
+    const entries = this.entries
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as LogEntry
+      if (!(entry instanceof ChunkRun)) {
+        if (entry.seq >= count) break
+        out.add(entry)
+        continue
+      }
+      const next = entries[i + 1]
+      const end = Math.min(count, next === undefined ? this.count : firstSeq(next))
+      for (let seq = entry.first; seq < end; seq++) out.addShared(entry, seq)
+      if (end === count) break
+    }
+    return out
+  }
+
   /** The event of `seq`, a chunk entry built (equal to the committed one); undefined outside the log. */
   at(seq: number): SessionEvent | undefined {
     if (!(seq >= 0 && seq < this.count) || !Number.isInteger(seq)) return undefined

@@ -13,8 +13,13 @@ import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './
 
 interface StoredSession {
   readonly header: SessionFileHeader
-  /** The events; chunk entries are kept in runs (see run-log.ts), shared with the session. */
-  readonly log: RunLog
+  /**
+   * The events; chunk entries are kept in runs (see run-log.ts), shared with the session. While
+   * `shared` is not -1, this is the log of the live session writing inline, of which the first
+   * `shared` seqs are stored (the session commits to it, then has the seq stored).
+   */
+  log: RunLog
+  shared: number
   /** The instance holding the write lease, if any. */
   holder: MemoryStorage | undefined
 }
@@ -52,6 +57,7 @@ export class MemoryStorage implements SessionStorage {
     this.sessions.set(header.sessionId, {
       header: Object.freeze({ ...header }),
       log: new RunLog(),
+      shared: -1,
       holder: this,
     })
   }
@@ -84,7 +90,7 @@ export class MemoryStorage implements SessionStorage {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
-    const next = stored.log.length
+    const next = storedLength(stored)
     let batch = events
     if (expectedSeq !== next) {
       // A retried batch whose first attempt was stored: settle it, never write it twice.
@@ -98,7 +104,8 @@ export class MemoryStorage implements SessionStorage {
       }
       batch = events.slice(found)
     }
-    for (let i = 0; i < batch.length; i++) stored.log.add(batch[i] as SessionEvent)
+    const log = ownLog(stored)
+    for (let i = 0; i < batch.length; i++) log.add(batch[i] as SessionEvent)
   }
 
   /**
@@ -128,7 +135,7 @@ export class MemoryStorage implements SessionStorage {
           { sessionId },
         )
       }
-      const index = stored.log.length
+      const index = storedLength(stored)
       if (seq !== index) {
         throw new SessionError(
           SessionErrorCode.SEQ_MISMATCH,
@@ -137,14 +144,21 @@ export class MemoryStorage implements SessionStorage {
         )
       }
     }
+    // An empty session's log is the session's own: its appends then only count what is stored.
+    const shared = stored.log.length === 0 && stored.shared === -1 ? stored.log : undefined
+    if (shared !== undefined) stored.shared = 0
+    const sharing = () => shared !== undefined && stored.log === shared && stored.shared >= 0
     return {
+      log: shared,
       append: (event) => {
         check(event.type, event.seq)
-        stored.log.add(event)
+        if (sharing()) stored.shared++
+        else ownLog(stored).add(event)
       },
       appendChunk: (run, seq) => {
         check('assistant/chunk', seq)
-        stored.log.addShared(run, seq)
+        if (sharing()) stored.shared++
+        else ownLog(stored).addShared(run, seq)
       },
     }
   }
@@ -157,7 +171,8 @@ export class MemoryStorage implements SessionStorage {
     const stored = this.require(sessionId)
     const events: SessionEvent[] = []
     const log = stored.log
-    for (let seq = 0; seq < log.length; seq++) {
+    const length = storedLength(stored)
+    for (let seq = 0; seq < length; seq++) {
       const event = log.at(seq) as SessionEvent
       checkStoredEvent(sessionId, event, seq)
       events.push(event)
@@ -168,7 +183,7 @@ export class MemoryStorage implements SessionStorage {
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const stored = this.require(sessionId)
     const log = stored.log
-    for (let seq = Math.max(0, fromSeq); seq < log.length; seq++) {
+    for (let seq = Math.max(0, fromSeq); seq < storedLength(stored); seq++) {
       const event = log.at(seq)
       if (event !== undefined) yield event
     }
@@ -195,7 +210,8 @@ export class MemoryStorage implements SessionStorage {
   private storedPrefix(stored: StoredSession, events: readonly SessionEvent[], expectedSeq: number): number {
     let found = 0
     const log = stored.log
-    while (found < events.length && expectedSeq + found < log.length) {
+    const length = storedLength(stored)
+    while (found < events.length && expectedSeq + found < length) {
       const have = log.at(expectedSeq + found)
       if (JSON.stringify(have) !== JSON.stringify(events[found])) break
       found++
@@ -209,4 +225,21 @@ export class MemoryStorage implements SessionStorage {
       throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
     return stored
   }
+}
+
+/** How many seqs of `stored` are stored. */
+function storedLength(stored: StoredSession): number {
+  return stored.shared === -1 ? stored.log.length : stored.shared
+}
+
+/**
+ * The storage's own log of `stored`, to add to: a log shared with a session is first replaced by a
+ * copy of its stored prefix (sharing its runs), so nothing the session holds unstored is kept.
+ */
+function ownLog(stored: StoredSession): RunLog {
+  if (stored.shared !== -1) {
+    stored.log = stored.log.prefix(stored.shared)
+    stored.shared = -1
+  }
+  return stored.log
 }
