@@ -3,6 +3,7 @@
  * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
  */
 import type { SessionId } from 'dsh-llm'
+import type { ChunkRun } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
 import { RunLog } from '../run-log.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
@@ -126,41 +127,7 @@ export class MemoryStorage implements SessionStorage {
    * committed the event. Throws `NOT_FOUND` now, and `LOCKED` or `SEQ_MISMATCH` from `append`.
    */
   inlineTarget(sessionId: SessionId): InlineTarget {
-    const stored = this.require(sessionId)
-    const check = (type: string, seq: number) => {
-      if (stored.holder !== this) {
-        throw new SessionError(
-          SessionErrorCode.LOCKED,
-          `session ${sessionId}: append without holding the write lease`,
-          { sessionId },
-        )
-      }
-      const index = storedLength(stored)
-      if (seq !== index) {
-        throw new SessionError(
-          SessionErrorCode.SEQ_MISMATCH,
-          `session ${sessionId}: event ${type} has seq ${seq}, but the next seq is ${index}`,
-          { sessionId, seq, eventType: type },
-        )
-      }
-    }
-    // An empty session's log is the session's own: its appends then only count what is stored.
-    const shared = stored.log.length === 0 && stored.shared === -1 ? stored.log : undefined
-    if (shared !== undefined) stored.shared = 0
-    const sharing = () => shared !== undefined && stored.log === shared && stored.shared >= 0
-    return {
-      log: shared,
-      append: (event) => {
-        check(event.type, event.seq)
-        if (sharing()) stored.shared++
-        else ownLog(stored).add(event)
-      },
-      appendChunk: (run, seq) => {
-        check('assistant/chunk', seq)
-        if (sharing()) stored.shared++
-        else ownLog(stored).addShared(run, seq)
-      },
-    }
+    return new MemoryInlineTarget(this, this.require(sessionId), sessionId)
   }
 
   /**
@@ -242,4 +209,60 @@ function ownLog(stored: StoredSession): RunLog {
     stored.shared = -1
   }
   return stored.log
+}
+
+/**
+ * One session's inline appends to a `MemoryStorage` (an object with methods rather than closures: one
+ * is kept per live session). An empty session's log is lent to the session, whose appends then only
+ * count what is stored.
+ */
+class MemoryInlineTarget implements InlineTarget {
+  readonly log: RunLog | undefined
+
+  constructor(
+    private readonly storage: MemoryStorage,
+    private readonly stored: StoredSession,
+    private readonly sessionId: SessionId,
+  ) {
+    if (stored.log.length === 0 && stored.shared === -1) {
+      this.log = stored.log
+      stored.shared = 0
+    }
+  }
+
+  append(event: SessionEvent): void {
+    this.check(event.type, event.seq)
+    if (this.sharing()) this.stored.shared++
+    else ownLog(this.stored).add(event)
+  }
+
+  appendChunk(run: ChunkRun, seq: number): void {
+    this.check('assistant/chunk', seq)
+    if (this.sharing()) this.stored.shared++
+    else ownLog(this.stored).addShared(run, seq)
+  }
+
+  /** Whether the storage still keeps this session's events in the log it lent it. */
+  private sharing(): boolean {
+    return this.log !== undefined && this.stored.log === this.log && this.stored.shared >= 0
+  }
+
+  private check(type: string, seq: number): void {
+    const { stored, sessionId } = this
+    if (stored.holder !== this.storage) {
+      throw new SessionError(
+        SessionErrorCode.LOCKED,
+        `session ${sessionId}: append without holding the write lease`,
+        { sessionId },
+      )
+    }
+    const index = storedLength(stored)
+    if (seq !== index) {
+      throw new SessionError(
+        SessionErrorCode.SEQ_MISMATCH,
+        `session ${sessionId}: event ${type} has seq ${seq}, but the next seq is ${index}`,
+        { sessionId, seq, eventType: type },
+      )
+    }
+  }
 }
