@@ -1,6 +1,6 @@
 /**
- * The agent: a loop instance over one session. It owns the turn driver (one turn at a time, then
- * the queue), the outbox, cancellation and the agent's lifecycle.
+ * The agent: a loop instance over one session — its public face (send, prompt, stream, steer,
+ * inject, cancel), its outbox and its lifecycle. Turns are run by its `TurnDriver`.
  */
 import { randomUUID } from 'node:crypto'
 import type { Context } from 'cordis'
@@ -8,11 +8,9 @@ import {
   type EventBus,
   eventBus,
   HarnessError,
-  llmFailure,
   type Message,
   type RetryPolicy,
   redact,
-  type TurnEndReason,
   type TurnTrigger,
   type UserMessage,
   untraced,
@@ -24,13 +22,12 @@ import { ReactLoopInbox } from './inbox/inbox.ts'
 import { checkUserMessage } from './inbox/message-check.ts'
 import { Outbox } from './inbox/outbox.ts'
 import type { ModelCallEnv } from './model/model-call.ts'
-import { TurnCancellation } from './timing/cancel.ts'
 import type { ToolBatchEnv } from './tools/batch.ts'
+import { TurnDriver } from './turn/driver.ts'
 import type { PrefixHolder } from './turn/prefix.ts'
 import { Prompts } from './turn/prompts.ts'
 import type { TurnResult } from './turn/result.ts'
 import { type TurnStream, turnStream } from './turn/stream.ts'
-import { runTurn, type TurnHost } from './turn/turn.ts'
 import type { Agent, AgentOptions, AgentStatus, CancelOptions, SendOptions } from './types.ts'
 
 /** The step limit of a turn when `maxSteps` is not given. */
@@ -51,12 +48,6 @@ export interface AgentSetup {
 
 const EMPTY_PREFIX: readonly Message[] = Object.freeze([])
 
-interface OpenTurn {
-  readonly turn: number
-  readonly batch: readonly UserMessage[]
-  readonly cancellation: TurnCancellation
-}
-
 /** The agent implementation. Construct through `ctx.agentLoop.create` / `resume`. */
 export class LoopAgent implements Agent {
   /**
@@ -69,17 +60,10 @@ export class LoopAgent implements Agent {
   private currentStatus: AgentStatus = 'idle'
   private disposing: Promise<void> | undefined
   private readonly outbox = new Outbox()
-  private readonly host: TurnHost
-  /** The open turn's cancellation, from `turn/start` until `turn/end` is appended. */
-  private cancellation: TurnCancellation | undefined
-  /** A waking send or steer arrived while running (since the last turn start or cancel). */
-  private wakeRequested = false
-  private driver: Promise<void> | undefined
+  private readonly driver: TurnDriver
   private readonly flushes = new Set<Promise<void>>()
   private readonly bus: EventBus
   private readonly prompts: Prompts
-  /** The number of the open turn, from `turn/start` until `turn/end`. */
-  private currentTurn: number | undefined
 
   constructor(private readonly setup: AgentSetup) {
     const { ctx, session, options } = setup
@@ -126,7 +110,7 @@ export class LoopAgent implements Agent {
       toolTimeoutMs: setup.toolTimeoutMs,
       abortGraceMs: setup.abortGraceMs,
     }
-    this.host = {
+    const turnHost = {
       bus,
       agent: this,
       session,
@@ -136,12 +120,16 @@ export class LoopAgent implements Agent {
       tools,
       // Infinity (explicitly asked for) never stops a turn.
       maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
-      report: (error) => this.report(error),
-      turnClosed: () => {
-        this.cancellation = undefined
-        this.currentTurn = undefined
-      },
+      report: (error: HarnessError) => this.report(error),
     }
+    this.driver = new TurnDriver(turnHost, {
+      agentId: this.id,
+      prompts,
+      setStatus: (status) => this.setStatus(status),
+      report: (error, heard) => this.report(error, heard),
+      disposing: () => this.disposing !== undefined,
+      drainLateContext: () => this.drainLateContext(),
+    })
   }
 
   get status(): AgentStatus {
@@ -231,7 +219,7 @@ export class LoopAgent implements Agent {
   inject(message: UserMessage): void {
     this.assertAlive('inject')
     const checked = checkUserMessage('Agent.inject', message)
-    if (this.cancellation !== undefined) {
+    if (this.driver.turnIsOpen) {
       this.outbox.push(checked)
       return
     }
@@ -240,19 +228,16 @@ export class LoopAgent implements Agent {
   }
 
   cancel(cause = 'cancelled', options: CancelOptions = {}): void {
-    const cancellation = this.cancellation
-    if (cancellation === undefined) return
-    this.wakeRequested = false
-    // The inbox is cleared before the signal aborts: a `send()` from an abort listener is new work
-    // for the next turn, not part of what this cancel discards.
-    if (options.keepInbox !== true) this.inbox.clear()
-    cancellation.cancel(cause)
+    this.driver.cancel(cause, () => {
+      if (options.keepInbox !== true) this.inbox.clear()
+    })
   }
 
   async whenIdle(): Promise<void> {
     while (true) {
-      if (this.driver !== undefined) {
-        await this.driver
+      const turns = this.driver.whenDone
+      if (turns !== undefined) {
+        await turns
         continue
       }
       if (this.flushes.size > 0) {
@@ -303,99 +288,7 @@ export class LoopAgent implements Agent {
   }
 
   private wake(trigger: TurnTrigger): void {
-    if (this.currentStatus === 'running') {
-      this.wakeRequested = true
-      return
-    }
-    // The turn's cancellation exists before `running` is announced, so a `cancel()` from an
-    // `agent/status` listener cancels the turn about to open instead of being a no-op.
-    const cancellation = new TurnCancellation()
-    this.cancellation = cancellation
-    // Cleared before `running` is announced: a send from that announcement's listeners (after a
-    // cancel there, say) is a wake for the turn after this one.
-    this.wakeRequested = false
-    this.setStatus('running')
-    let first: OpenTurn
-    try {
-      first = this.openTurn(trigger, cancellation)
-    } catch (error) {
-      this.setStatus('idle')
-      throw error
-    }
-    this.driver = this.drive(first)
-  }
-
-  /**
-   * Synchronously appends `turn/start` and claims the turn's first batch. If the claim is refused,
-   * the turn is closed `error` before the error is rethrown, so the log stays balanced.
-   */
-  private openTurn(trigger: TurnTrigger, cancellation = new TurnCancellation()): OpenTurn {
-    this.cancellation = cancellation
-    const turn = this.session.lastTurn() + 1
-    try {
-      this.session.append('turn/start', { turn, trigger })
-    } catch (error) {
-      this.cancellation = undefined
-      throw error
-    }
-    this.currentTurn = turn
-    // A turn cancelled before it claimed (from an `agent/status` or `turn/start` listener) claims
-    // nothing: what is pending was sent after that cancel (or kept by it) and waits for the next turn.
-    if (cancellation.cause !== undefined) return { turn, cancellation, batch: [] }
-    try {
-      return { turn, cancellation, batch: this.inbox.claim(turn, true) }
-    } catch (error) {
-      this.cancellation = undefined
-      this.currentTurn = undefined
-      const failure = llmFailure(
-        AgentLoopErrorCode.LOOP_FAILED,
-        `claiming the inbox failed: ${describeError(error)}`,
-      )
-      this.session.append('turn/end', { turn, reason: { kind: 'error', failure } })
-      throw error
-    }
-  }
-
-  private async drive(first: OpenTurn): Promise<void> {
-    let current: OpenTurn | undefined = first
-    try {
-      while (current !== undefined) {
-        const reason: TurnEndReason = await runTurn(
-          this.host,
-          current.turn,
-          current.batch,
-          current.cancellation,
-        )
-        this.prompts.settle(current.turn, reason)
-        const aborted = current.cancellation.cause !== undefined
-        if (this.outbox.size > 0) this.drainLateContext()
-        current = this.nextQueuedTurn(aborted)
-      }
-    } catch (error) {
-      this.cancellation = undefined
-      this.currentTurn = undefined
-      const stopped = new AgentLoopError(
-        AgentLoopErrorCode.LOOP_FAILED,
-        `agent ${this.id} stopped: ${describeError(error)}`,
-        { cause: error },
-      )
-      // No prompt will settle normally now: they hear why (and stderr only if nobody does).
-      const heard = this.prompts.watches(current?.turn)
-      this.prompts.abandon(stopped)
-      this.report(stopped, heard)
-    } finally {
-      this.driver = undefined
-      this.setStatus('idle')
-    }
-  }
-
-  /** The next turn after one closed: queued work runs unless the closed turn was cancelled without a later wake. */
-  private nextQueuedTurn(aborted: boolean): OpenTurn | undefined {
-    const woken = this.wakeRequested
-    this.wakeRequested = false
-    if (this.disposing !== undefined || !this.inbox.hasPending()) return undefined
-    if (aborted && !woken) return undefined
-    return this.openTurn({ kind: 'queued' })
+    this.driver.wake(trigger, this.currentStatus)
   }
 
   /** Context staged after the last drain of a turn (by a `turn/end` listener) is appended between turns. */
@@ -432,7 +325,7 @@ export class LoopAgent implements Agent {
    */
   private report(error: HarnessError, heardByPrompt = false): void {
     const listeners = this.bus.emit('agent/error', [this, error])
-    const turn = this.currentTurn
+    const turn = this.driver.openTurn
     if (turn !== undefined && this.prompts.watches(turn)) {
       this.prompts.noteError(turn, error)
       return
