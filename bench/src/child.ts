@@ -231,7 +231,8 @@ async function runLoop(job: LoopJob): Promise<LoopSummary> {
       await (await import('./loop/floor.ts')).runFloor(job.steps, recorder, {
         kind: 'jsonl',
         file: join(job.dir, 'floor.jsonl'),
-        sync: 'fdatasync',
+        // `BENCH_JSONL_SYNC=none` skips the floor's syncs too (see `loop/dsh.ts`).
+        sync: process.env.BENCH_JSONL_SYNC === 'none' ? 'none' : 'fdatasync',
         barriersPerStep: job.barriersPerStep ?? 2,
       })
       break

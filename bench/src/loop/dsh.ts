@@ -7,7 +7,7 @@ import { Context } from 'cordis'
 import { type Agent, AgentLoop, ToolRegistry } from 'dsh-agent-loop'
 import { type CheckName, Invariants, type InvariantsConfig } from 'dsh-invariants'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
-import { JsonlStorage, Sessions } from 'dsh-session'
+import { JsonlStorage, nodeAppendIo, Sessions } from 'dsh-session'
 import { z } from 'zod'
 import type { StepRecorder } from '../recorder.ts'
 import type { ScaleRun } from '../scenarios/scale.ts'
@@ -73,10 +73,26 @@ function invariantsConfig(): InvariantsConfig {
   return { only: only.split(',').map((name) => name.trim()) as CheckName[] }
 }
 
+/**
+ * `BENCH_JSONL_SYNC`: how the JSONL harnesses sync (`dsh-jsonl`'s `JsonlStorage` and `floor-jsonl`):
+ * unset is each one's default (`auto`; the floor `fdatasyncSync`), `inline` and `thread-pool` force
+ * dsh's mode, `none` skips every sync on both sides (the write stays), which leaves the CPU side of
+ * a barrier, free of the disk's noise.
+ */
+function jsonlStorage(dir: string): JsonlStorage {
+  const mode = process.env.BENCH_JSONL_SYNC
+  if (mode === undefined || mode === '') return new JsonlStorage({ dir })
+  if (mode === 'none')
+    return new JsonlStorage({ dir, io: { write: nodeAppendIo.write, sync: async () => undefined } })
+  if (mode === 'inline' || mode === 'thread-pool' || mode === 'auto')
+    return new JsonlStorage({ dir, sync: mode })
+  throw new Error(`BENCH_JSONL_SYNC: ${mode} is not none, inline, thread-pool or auto`)
+}
+
 async function createApp(mode: DshLoopMode, dir: string, steps: number, spread = false): Promise<Context> {
   const app = new Context()
   await app.plugin(LlmRuntime)
-  await app.plugin(Sessions, mode === 'jsonl' ? { storage: new JsonlStorage({ dir }) } : {})
+  await app.plugin(Sessions, mode === 'jsonl' ? { storage: jsonlStorage(dir) } : {})
   injectedAppendDelay(app)
   if (mode === 'invariants') await app.plugin(Invariants, invariantsConfig())
   await app.plugin(ToolRegistry)

@@ -7,9 +7,9 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionId } from 'dsh-llm'
 import { JsonlStorage, type Session } from 'dsh-session'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { tempDir } from './fixtures/events.ts'
-import { mountSessions, user } from './support.ts'
+import { assistant, mountSessions, user } from './support.ts'
 
 let cleanup: (() => void) | undefined
 afterEach(() => cleanup?.())
@@ -42,6 +42,47 @@ describe('JSONL run lines', () => {
     const loaded = await new JsonlStorage({ dir }).load(SessionId('s1'))
     expect(JSON.stringify(loaded.events)).toBe(json)
     expect(loaded.report).toEqual({ repairedEvents: 0 })
+  })
+
+  it('writes a run the log sealed before its barrier, as the same bytes, without parsing it back', async () => {
+    const { dir, dispose } = tempDir()
+    cleanup = dispose
+    const app = await mountSessions({ storage: new JsonlStorage({ dir }) })
+    const session = await app.sessions.create({ id: SessionId('s1') })
+    session.append('user/message', user('u1', 'hi'))
+    session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+    session.append('step/start', { turn: 1, step: 1 })
+    await session.flush()
+    // Seqs 3-5: one run the message below seals before the barrier; seq 7 a run of one.
+    const parse = vi.spyOn(JSON, 'parse')
+    for (const text of ['"q"', 'é\n', '\u2028'])
+      session.appendChunk(1, 1, { type: 'text-delta', index: 0, text })
+    session.append('assistant/message', {
+      turn: 1,
+      step: 1,
+      message: assistant('a1', [{ type: 'text', text: 'x' }]),
+    })
+    session.appendChunk(1, 1, { type: 'text-delta', index: 1, text: 'z' })
+    session.append('step/end', { turn: 1, step: 1 })
+    try {
+      await session.flush()
+      expect(parse).not.toHaveBeenCalled()
+    } finally {
+      parse.mockRestore()
+    }
+    const json = JSON.stringify(session.events)
+    await app.sessions.close(session)
+    const lines = readFileSync(join(dir, 's1.jsonl'), 'utf8').split('\n')
+    const events = JSON.parse(json) as { type: string }[]
+    expect(lines[4]).toBe(
+      '{"run":3,"turn":1,"step":1,"times":[1004,1005,1006],"chunks":[{"type":"text-delta","index":0,"text":"\\"q\\""},{"type":"text-delta","index":0,"text":"é\\n"},{"type":"text-delta","index":0,"text":"\u2028"}]}',
+    )
+    expect(lines.slice(5)).toEqual([...events.slice(6).map((event) => JSON.stringify(event)), ''])
+    expect(lines[6]).toBe(
+      '{"type":"assistant/chunk","seq":7,"time":1008,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":1,"text":"z"}}}',
+    )
+    const loaded = await new JsonlStorage({ dir }).load(SessionId('s1'))
+    expect(JSON.stringify(loaded.events)).toBe(json)
   })
 
   it('cuts a torn final run line: its chunks were never acknowledged', async () => {

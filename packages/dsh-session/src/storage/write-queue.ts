@@ -3,11 +3,10 @@
  * the events; for one that takes encoded lines (`appendLines`) it encodes each event when it is
  * queued, so a backlog behind a slow backend is bytes in a `LineArena`, not JS strings and objects.
  */
-import type { StreamChunk } from 'dsh-llm'
 import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import type { SessionEvent } from '../types.ts'
 import { encodeBatch, lineBytesOver, linePieces, RAW_STRING_UNITS } from './json-lines.ts'
-import { encodeRunLine, eventTexts } from './jsonl/run-line.ts'
+import { eventTexts, runLine } from './jsonl/run-line.ts'
 import { STRING_PIECE_UNITS } from './large-event.ts'
 import { type EncodedRun, LineArena, SLAB_BYTES } from './line-arena.ts'
 
@@ -59,11 +58,11 @@ export function batchEvents(batch: TakenBatch): SessionEvent[] {
 }
 
 /**
- * `JSON.stringify` of the `assistant/chunk` event of these parts, without building the event: the
- * envelope's keys in their order around the chunk's own text.
+ * `JSON.stringify` of the `assistant/chunk` event of these parts (`chunk`: the chunk's JSON), without
+ * building the event: the envelope's keys in their order around the chunk's own text.
  */
-export function chunkLine(seq: number, time: number, turn: number, step: number, chunk: StreamChunk): string {
-  return `{"type":"assistant/chunk","seq":${seq},"time":${JSON.stringify(time)},"data":{"turn":${turn},"step":${step},"chunk":${JSON.stringify(chunk)}}}`
+function chunkLine(seq: number, time: number, turn: number, step: number, chunk: string): string {
+  return `{"type":"assistant/chunk","seq":${seq},"time":${JSON.stringify(time)},"data":{"turn":${turn},"step":${step},"chunk":${chunk}}}`
 }
 
 /** The queue. `encode` says whether events are encoded as they are added. */
@@ -75,14 +74,17 @@ export class WriteQueue {
   private textCount = 0
   private textSize = 0
   /**
-   * Chunk entries queued and not yet encoded: seqs `[spanFirst, spanFirst + spanCount)` of
-   * `spanRun`, encoded as one run line when something else is queued, a barrier takes the batch, or
-   * the span reaches `RUN_LINE_ENTRIES` entries or `TEXT_UNITS` (estimated).
+   * Chunk entries queued and not yet in a line: seqs `[spanFirst, spanFirst + spanCount)` of
+   * `spanRun`, which become one run line when something else is queued, a barrier takes the batch,
+   * or the span reaches `RUN_LINE_ENTRIES` entries or `TEXT_UNITS` (estimated). `spanChunks` holds
+   * their chunks' JSON, comma-separated, serialized as each came: by the time the line is made, the
+   * log has usually sealed the run (the next event did), and reading its chunks back would decode it.
    */
   private spanRun: ChunkRun | undefined
   private spanFirst = 0
   private spanCount = 0
   private spanSize = 0
+  private spanChunks = ''
   private readonly arena: LineArena | undefined
 
   /**
@@ -126,8 +128,10 @@ export class WriteQueue {
   addChunk(run: ChunkRun, seq: number, defer: boolean, estimate: number): number {
     const arena = this.arena
     if (arena === undefined || defer) return this.push({ run, seq }, estimate)
-    const size = (estimate >= 0 ? estimate : 43 + estimateBytes(run.chunkAt(seq))) + 16
+    const chunk = run.chunkAt(seq)
+    const size = (estimate >= 0 ? estimate : 43 + estimateBytes(chunk)) + 16
     if (this.spanRun === run && this.spanFirst + this.spanCount === seq) {
+      this.spanChunks += `,${JSON.stringify(chunk)}`
       this.spanCount++
       this.spanSize += size
       if (this.spanCount === RUN_LINE_ENTRIES || this.spanSize >= TEXT_UNITS) this.closeSpan(arena)
@@ -135,11 +139,12 @@ export class WriteQueue {
     }
     this.closeSpan(arena)
     // A chunk holding a long string (a rare long block-end) takes the event path, in pieces.
-    if (longestString(run.chunkAt(seq)) >= RAW_STRING_UNITS) return this.add(run.at(seq), false)
+    if (longestString(chunk) >= RAW_STRING_UNITS) return this.add(run.at(seq), false)
     this.spanRun = run
     this.spanFirst = seq
     this.spanCount = 1
     this.spanSize = size
+    this.spanChunks = JSON.stringify(chunk)
     return size
   }
 
@@ -149,12 +154,14 @@ export class WriteQueue {
     if (run === undefined) return
     const first = this.spanFirst
     const count = this.spanCount
+    const chunks = this.spanChunks
     const line =
       count === 1
-        ? chunkLine(first, run.timeAt(first), run.turn, run.step, run.chunkAt(first))
-        : encodeRunLine(run, first, count)
+        ? chunkLine(first, run.timeAt(first), run.turn, run.step, chunks)
+        : runLine(first, run.turn, run.step, JSON.stringify(run.timesOf(first, count)), `[${chunks}]`)
     this.spanRun = undefined
     this.spanCount = 0
+    this.spanChunks = ''
     this.text += `${line}\n`
     this.textCount += count
     this.textSize += this.spanSize

@@ -6,11 +6,14 @@
  * into. Every other line is one event, as in version 1.
  */
 import { isRecord } from 'dsh-llm'
-import type { ChunkRun } from '../../chunk-runs.ts'
 
-/** The line (no newline) of entries `[first, first + count)` of `run`. */
-export function encodeRunLine(run: ChunkRun, first: number, count: number): string {
-  return `{"run":${first},"turn":${run.turn},"step":${run.step},"times":${JSON.stringify(run.timesOf(first, count))},"chunks":${JSON.stringify(run.chunksOf(first, count))}}`
+/**
+ * The run line (no newline) of a run's entries from seq `first` on: `times` and `chunks` are the
+ * JSON arrays of their times and chunks (a writer serializes each chunk as it comes, so that it
+ * never decodes a sealed run to write it).
+ */
+export function runLine(first: number, turn: number, step: number, times: string, chunks: string): string {
+  return `{"run":${first},"turn":${turn},"step":${step},"times":${times},"chunks":${chunks}}`
 }
 
 /** Whether a parsed line is a run line (an object with its own `run` member), not an event. */
