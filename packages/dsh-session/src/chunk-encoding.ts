@@ -361,6 +361,34 @@ function expandGroup(
   }
 }
 
+/**
+ * The times an `encodeRun` text carries, read from its first member without `JSON.parse` (a writer
+ * needs a sealed run's times, not its chunks); `undefined` when the run keeps its times itself.
+ * The member is a flat list of safe integers, which JSON writes as plain decimals.
+ */
+export function decodeRunTimes(json: string): number[] | undefined {
+  if (json.charCodeAt(1) !== 91 /* [ */) return undefined
+  const encoded: number[] = []
+  let i = 2
+  for (;;) {
+    let sign = 1
+    if (json.charCodeAt(i) === 45 /* - */) {
+      sign = -1
+      i++
+    }
+    let value = 0
+    let c = json.charCodeAt(i)
+    while (c >= 48 && c <= 57) {
+      value = value * 10 + (c - 48)
+      c = json.charCodeAt(++i)
+    }
+    encoded.push(sign * value)
+    i++
+    if (c === 93 /* ] */) break
+  }
+  return decodeTimes(encoded)
+}
+
 function decodeTimes(encoded: readonly number[]): number[] {
   let time = encoded[0] as number
   const times = [time]

@@ -8,7 +8,7 @@
  * event is built only when something reads one (`at`), equal to what the event would have been.
  */
 import { deepFreeze, type StreamChunk } from 'dsh-llm'
-import { decodeRun, encodeRun } from './chunk-encoding.ts'
+import { decodeRun, decodeRunTimes, encodeRun } from './chunk-encoding.ts'
 import type { SessionEvent, SessionEventOf } from './types.ts'
 
 type ChunkEvent = SessionEventOf<'assistant/chunk'>
@@ -75,7 +75,7 @@ export class ChunkRun {
 
   /** The time of `seq` (within the run). */
   timeAt(seq: number): number {
-    return (this.times ?? this.decoded().times)[seq - this.first] as number
+    return (this.times ?? this.decodedTimes())[seq - this.first] as number
   }
 
   /** The chunk of `seq` (within the run), frozen. */
@@ -88,7 +88,7 @@ export class ChunkRun {
   /** The times of seqs `[from, from + count)` (within the run), as a new array. */
   timesOf(from: number, count: number): number[] {
     const start = from - this.first
-    return (this.times ?? this.decoded().times).slice(start, start + count)
+    return (this.times ?? this.decodedTimes()).slice(start, start + count)
   }
 
   /** The chunks of seqs `[from, from + count)` (within the run), as a new array. */
@@ -101,6 +101,16 @@ export class ChunkRun {
   /** The event at `seq` (within the run), built and frozen: equal to, not the same as, any earlier one. */
   at(seq: number): SessionEvent {
     return materializeChunk(seq, this.timeAt(seq), this.turn, this.step, this.chunkAt(seq))
+  }
+
+  /** A sealed run's times, read without decoding its chunks (the last run's are kept). */
+  private decodedTimes(): readonly number[] {
+    if (lastRun === this) return last.times
+    if (lastTimesRun !== this) {
+      lastTimes = decodeRunTimes(this.json) ?? []
+      lastTimesRun = this
+    }
+    return lastTimes
   }
 
   /** The sealed run decoded (the last one decoded is kept, so a sequential scan parses each run once). */
@@ -122,6 +132,9 @@ interface Decoded {
 /** One decoded sealed run, so a sequential scan parses each run once. */
 let lastRun: ChunkRun | undefined
 let last: Decoded = { chunks: [], times: [] }
+/** The times of one sealed run, read alone (see `decodedTimes`). */
+let lastTimesRun: ChunkRun | undefined
+let lastTimes: readonly number[] = []
 
 /** Counts every chunk event built from a run (a test hook: the append path builds none). */
 export const chunkEventsBuilt = { count: 0 }

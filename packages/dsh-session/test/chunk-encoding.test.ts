@@ -6,7 +6,7 @@
 import { CallId, type StreamChunk } from 'dsh-llm'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { decodeRun, encodeRun } from '../src/chunk-encoding.ts'
+import { decodeRun, decodeRunTimes, encodeRun } from '../src/chunk-encoding.ts'
 
 const STEP: StreamChunk[] = [
   { type: 'block-start', index: 0, blockType: 'text' },
@@ -34,6 +34,7 @@ function roundTrip(chunks: readonly StreamChunk[], times: readonly number[]) {
   expect(decoded.chunks).toEqual(chunks)
   if (encoded.timesEncoded) expect(decoded.times).toEqual(times)
   else expect(decoded.times).toBeUndefined()
+  expect(decodeRunTimes(encoded.json)).toEqual(decoded.times)
   return encoded
 }
 
