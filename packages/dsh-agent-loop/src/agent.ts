@@ -50,7 +50,11 @@ const EMPTY_PREFIX: readonly Message[] = Object.freeze([])
 
 /** The agent implementation. Construct through `ctx.agentLoop.create` / `resume`. */
 export class LoopAgent implements Agent {
-  readonly id = `agent_${randomUUID()}`
+  /**
+   * A flat copy of the string: `randomUUID` builds its text as a rope of about 16 pieces (~510 bytes
+   * held per agent); the JSON round trip gives one sequential string (~65).
+   */
+  readonly id: string = JSON.parse(JSON.stringify(`agent_${randomUUID()}`)) as string
   readonly session: Session
   readonly inbox: ReactLoopInbox
   private currentStatus: AgentStatus = 'idle'

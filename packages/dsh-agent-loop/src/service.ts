@@ -1,6 +1,6 @@
 /** `ctx.agentLoop`: creates and resumes agents, and owns the standard `inbox` projection. */
 import { type Context, Service } from 'cordis'
-import { emitContained, resolveRetryPolicy, type SessionId } from 'dsh-llm'
+import { emitContained, resolveRetryPolicy, type SessionId, untraced } from 'dsh-llm'
 import type { InboxState, Session } from 'dsh-session'
 import { LoopAgent } from './agent.ts'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
@@ -181,7 +181,9 @@ export class AgentLoopService extends Service {
       )
     }
     const { session: _session, sessionId: _sessionId, ...agentOptions } = options as AgentOptions
-    const sessions = this.home.sessions
+    // The store itself, not cordis's tracing proxy: the release closure below is kept per agent, and a
+    // proxy (with its shadow context) would be kept with it (~1.1 KB an agent).
+    const sessions = untraced(this.home.sessions)
     const agents = this.agents
     const agent = new LoopAgent({
       ctx: this.home,

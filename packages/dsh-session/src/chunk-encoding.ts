@@ -1,11 +1,26 @@
 /**
- * The compact text of a chunk run: its rows as JSON. A row is a chunk's shape id, then the values of
- * its keys other than `type`, in order; `rows` is flat. A shape is `[type, ...keys]` (the chunk's keys
- * in order, `type` among them). Shape ids below `LOCAL_SHAPES` index the process-wide table of known
- * shapes (append-only, so an id never changes meaning); a run holding a shape the full table lacks
- * writes its own list of such shapes first (`[[shape, ...], rows]`), ids `LOCAL_SHAPES` upward. A text
- * delta then costs its text and a few bytes, not its key names again, and a run of known shapes (every
- * run in practice) no shape list at all.
+ * The compact form of a sealed chunk run: one JSON text `[times, shapes, ...rows]` and, beside it,
+ * the texts of the blocks it closes, held by reference (`texts`).
+ *
+ * - `times`: the chunks' times as `[t0, x1, x2, ...]`, each `x` the difference to the previous time
+ *   (a positive integer) or `-k` for k equal times in a row; `0` when the times are not all safe
+ *   integers in non-decreasing order (the run then keeps its array of times).
+ * - `shapes`: `0`, or the run's own shapes (below).
+ * - A row is a chunk's shape id, then the values of its keys other than `type`, in order; `rows` is
+ *   flat. A shape is `[type, ...keys]` (the chunk's keys in order, `type` among them). Ids below
+ *   `LOCAL_SHAPES` index the process-wide table of known shapes (append-only, so an id never changes
+ *   meaning); a run holding a shape the full table lacks lists such shapes itself, ids `LOCAL_SHAPES`
+ *   upward.
+ * - A block whose deltas, in this run since its last `block-start` or `block-end`, make up exactly the
+ *   text (or tool-call arguments) its `block-end` carries is written once: each delta row holds its
+ *   text's length in place of the text and a negative id `-(id + 1)`, the `block-end` row a negative id
+ *   and, in place of the block, its type (text, reasoning) or `[id, name]` (tool call); the block's text
+ *   is the next entry of `texts`, the same string the `block-end` chunk held (and the assistant message
+ *   built from it holds), so the run adds no copy of it.
+ *
+ * A text delta then costs a few bytes beyond nothing, its block's text nothing beyond what the
+ * message holds, and a run of known shapes (every run in practice) no shape list at all. Decoding
+ * gives chunks equal to the encoded ones, keys in their original order.
  */
 import type { StreamChunk } from 'dsh-llm'
 
@@ -26,18 +41,31 @@ const knownShapes: string[][] = []
  */
 const localShapes: string[][] = []
 const rows: unknown[] = []
+/** Per block index: where its delta rows start in `rows`, since its last block-start or block-end. */
+const openDeltas = new Map<number, number[]>()
 
-/** Encodes `chunks[start, end)` (plain chunk objects with a string `type`). */
-export function encodeChunks(chunks: readonly StreamChunk[], start: number, end: number): string {
+/** A sealed run's parts: its JSON text, the block texts it refers to, and its times unless encoded. */
+export interface EncodedRun {
+  readonly json: string
+  readonly texts: readonly string[] | undefined
+  /** True when `json` carries the times (else the run keeps them). */
+  readonly timesEncoded: boolean
+}
+
+/** Encodes `chunks` (plain chunk objects with a string `type`) and their `times` (one per chunk). */
+export function encodeRun(chunks: readonly StreamChunk[], times: readonly number[]): EncodedRun {
+  const timesEncoded = encodeTimes(times)
   let localCount = 0
-  let rowCount = 0
+  let rowCount = 2
+  let texts: string[] | undefined
   // The shape of the previous chunk (and its id), tried first: a stream repeats one shape for long.
   let shape: readonly string[] = EMPTY_SHAPE
   let id = 0
-  for (let i = start; i < end; i++) {
+  for (let i = 0; i < chunks.length; i++) {
     const record = chunks[i] as unknown as Record<string, unknown>
     const type = record.type as string
     const row = rowCount
+    let written = false
     if (shape[0] === type) {
       // One pass: check the keys against the shape while copying the values.
       rows[rowCount++] = id
@@ -49,31 +77,179 @@ export function encodeChunks(chunks: readonly StreamChunk[], start: number, end:
         }
         if (key !== 'type') rows[rowCount++] = record[key]
       }
-      if (k === shape.length) continue
-      rowCount = row
+      if (k === shape.length) written = true
+      else rowCount = row
     }
-    id = knownShapeId(type, record)
-    if (id < 0) {
-      let s = 0
-      while (s < localCount && !fits(localShapes[s] as string[], type, record)) s++
-      if (s === localCount) localShapes[localCount++] = shapeOf(type, record)
-      id = LOCAL_SHAPES + s
-      shape = localShapes[s] as string[]
-    } else shape = knownShapes[id] as string[]
-    rows[rowCount++] = id
-    for (const key in record) if (key !== 'type') rows[rowCount++] = record[key]
+    if (!written) {
+      id = knownShapeId(type, record)
+      if (id < 0) {
+        let s = 0
+        while (s < localCount && !fits(localShapes[s] as string[], type, record)) s++
+        if (s === localCount) localShapes[localCount++] = shapeOf(type, record)
+        id = LOCAL_SHAPES + s
+        shape = localShapes[s] as string[]
+      } else shape = knownShapes[id] as string[]
+      rows[rowCount++] = id
+      for (const key in record) if (key !== 'type') rows[rowCount++] = record[key]
+    }
+    // Blocks: remember delta rows per index; a block-end whose deltas spell its text refers to them.
+    const index = record.index
+    if (typeof index !== 'number') continue
+    if (type === 'block-start') openDeltas.delete(index)
+    else if (deltaKey(type) !== undefined && shape[shape.length - 1] === deltaKey(type)) {
+      const list = openDeltas.get(index)
+      if (list === undefined) openDeltas.set(index, [row])
+      else list.push(row)
+    } else if (type === 'block-end') {
+      const deltas = openDeltas.get(index)
+      openDeltas.delete(index)
+      const text = shape[shape.length - 1] === 'block' ? derivable(record.block, deltas) : undefined
+      if (text === undefined) continue
+      for (const at of deltas as number[]) {
+        const deltaShape = shapeById(rows[at] as number)
+        const last = at + deltaShape.length - 2
+        rows[last] = (rows[last] as string).length
+        rows[at] = -(rows[at] as number) - 1
+      }
+      rows[row] = -id - 1
+      const block = record.block as Record<string, unknown>
+      rows[rowCount - 1] = block.type === 'tool-call' ? [block.id, block.name] : block.type
+      // Exactly as long as it needs to be: a pushed-to array keeps spare room for the run's life.
+      if (texts === undefined) texts = [text]
+      else texts = texts.concat(text)
+    }
   }
+  openDeltas.clear()
+  rows[1] = localCount === 0 ? 0 : localShapes.slice(0, localCount)
   rows.length = rowCount
-  let json: string
-  if (localCount === 0) json = JSON.stringify(rows)
-  else {
-    localShapes.length = localCount
-    json = JSON.stringify([localShapes, rows])
-  }
-  // V8 returns the text as a rope of the serializer's pieces (~1,300 bytes kept for a 1,100-character
-  // run); reading a character flattens it in place (~800), and a run is kept for the session's life.
+  const json = JSON.stringify(texts === undefined ? rows : grouped())
+  rows.length = 0
+  packed.length = 0
+  // V8 returns the text as a rope of the serializer's pieces; reading a character flattens it in
+  // place, and a run is kept for the session's life.
   json.charCodeAt(0)
-  return json
+  return { json, texts, timesEncoded }
+}
+
+/** The scratch list `grouped` fills. */
+const packed: unknown[] = []
+
+/**
+ * `rows` with each stretch of two or more delta rows that hold only a length (`[-(id + 1), index,
+ * length]`), of one shape and one index, written as one row `[[-(id + 1), index, length, ...]]`.
+ */
+function grouped(): unknown[] {
+  let out = 0
+  packed[out++] = rows[0]
+  packed[out++] = rows[1]
+  let r = 2
+  while (r < rows.length) {
+    const id = rows[r] as number
+    const shape = shapeById(id < 0 ? -id - 1 : id)
+    const width = shape.length - 1
+    if (id >= 0 || width !== 3 || shape[0] === 'block-end' || rows[r + width] !== id) {
+      for (let k = 0; k < width; k++) packed[out++] = rows[r + k]
+      r += width
+      continue
+    }
+    const index = rows[r + 1]
+    const group: unknown[] = [id, index]
+    while (r < rows.length && rows[r] === id && rows[r + 1] === index) {
+      group.push(rows[r + 2])
+      r += 3
+    }
+    packed[out++] = group
+  }
+  packed.length = out
+  return packed
+}
+
+/**
+ * The text of `block` (a block-end's) if it is a text, reasoning or tool-call block of exactly its
+ * canonical keys whose text (arguments) is the concatenation, in order, of the texts of the delta
+ * rows at `deltas`, all of the block's delta type; else `undefined`.
+ */
+function derivable(block: unknown, deltas: readonly number[] | undefined): string | undefined {
+  if (deltas === undefined || typeof block !== 'object' || block === null) return undefined
+  const record = block as Record<string, unknown>
+  if (Object.getPrototypeOf(record) !== Object.prototype) return undefined
+  const type = record.type
+  let deltaType: string
+  let text: unknown
+  if (type === 'text' || type === 'reasoning') {
+    if (!hasExactly(record, TEXT_BLOCK_KEYS)) return undefined
+    deltaType = type === 'text' ? 'text-delta' : 'reasoning-delta'
+    text = record.text
+  } else if (type === 'tool-call') {
+    if (!hasExactly(record, CALL_BLOCK_KEYS)) return undefined
+    if (typeof record.id !== 'string' || typeof record.name !== 'string') return undefined
+    deltaType = 'tool-call-delta'
+    text = record.arguments
+  } else return undefined
+  if (typeof text !== 'string') return undefined
+  let offset = 0
+  for (const at of deltas) {
+    const shape = shapeById(rows[at] as number)
+    if (shape[0] !== deltaType) return undefined
+    const piece = rows[at + shape.length - 2]
+    if (typeof piece !== 'string' || !text.startsWith(piece, offset)) return undefined
+    offset += piece.length
+  }
+  return offset === text.length ? text : undefined
+}
+
+const TEXT_BLOCK_KEYS = ['type', 'text']
+const CALL_BLOCK_KEYS = ['type', 'id', 'name', 'arguments']
+
+function hasExactly(record: Record<string, unknown>, keys: readonly string[]): boolean {
+  let i = 0
+  for (const key in record) {
+    if (key !== keys[i] || !Object.hasOwn(record, key)) return false
+    i++
+  }
+  return i === keys.length
+}
+
+/** The key of a delta chunk type that carries its text, or `undefined` for other types. */
+function deltaKey(type: string): string | undefined {
+  if (type === 'text-delta' || type === 'reasoning-delta') return 'text'
+  if (type === 'tool-call-delta') return 'argumentsDelta'
+  return undefined
+}
+
+/** A shape by its (non-negative) id while encoding: known, or one of the run's own. */
+function shapeById(id: number): readonly string[] {
+  return (id < LOCAL_SHAPES ? knownShapes[id] : localShapes[id - LOCAL_SHAPES]) as string[]
+}
+
+/** Writes `times` into `rows[0]` in the compact form, or 0 when they do not fit it; whether they did. */
+function encodeTimes(times: readonly number[]): boolean {
+  const first = times[0]
+  if (first === undefined || !Number.isSafeInteger(first) || Object.is(first, -0)) {
+    rows[0] = 0
+    return false
+  }
+  const out: number[] = [first]
+  let previous = first
+  let same = 0
+  for (let i = 1; i < times.length; i++) {
+    const time = times[i] as number
+    if (!Number.isSafeInteger(time) || time < previous) {
+      rows[0] = 0
+      return false
+    }
+    if (time === previous) {
+      same++
+      continue
+    }
+    if (same > 0) out.push(-same)
+    same = 0
+    out.push(time - previous)
+    previous = time
+  }
+  if (same > 0) out.push(-same)
+  rows[0] = out
+  return true
 }
 
 const EMPTY_SHAPE: readonly string[] = []
@@ -103,23 +279,126 @@ function shapeOf(type: string, record: Record<string, unknown>): string[] {
   return shape
 }
 
-/** The chunks an encoder wrote, with their keys in the original order. */
-export function decodeChunks(json: string): StreamChunk[] {
+/** A decoded run: its chunks (keys in the original order, not frozen) and, if encoded, its times. */
+export interface DecodedRun {
+  readonly chunks: StreamChunk[]
+  readonly times: number[] | undefined
+}
+
+/** The chunks (and times, when the text carries them) of a run `encodeRun` wrote. */
+export function decodeRun(json: string, texts: readonly string[] | undefined): DecodedRun {
   const parsed = JSON.parse(json) as unknown[]
-  // Rows start with a shape id (a number); a run with shapes of its own starts with their list.
-  const own = Array.isArray(parsed[0]) ? (parsed[0] as string[][]) : undefined
-  const rows = own === undefined ? parsed : (parsed[1] as unknown[])
+  const own = parsed[1] === 0 ? undefined : (parsed[1] as string[][])
   const chunks: StreamChunk[] = []
-  let r = 0
-  while (r < rows.length) {
-    const id = rows[r++] as number
+  const waiting = new Map<number, Record<string, unknown>[]>()
+  let nextText = 0
+  let r = 2
+  while (r < parsed.length) {
+    const head = parsed[r++]
+    if (Array.isArray(head)) {
+      expandGroup(head as number[], own, chunks, waiting)
+      continue
+    }
+    let id = head as number
+    const derived = id < 0
+    if (derived) id = -id - 1
     const shape = (id < LOCAL_SHAPES ? knownShapes[id] : (own as string[][])[id - LOCAL_SHAPES]) as string[]
     const chunk: Record<string, unknown> = {}
     for (let k = 1; k < shape.length; k++) {
       const key = shape[k] as string
-      chunk[key] = key === 'type' ? shape[0] : rows[r++]
+      chunk[key] = key === 'type' ? shape[0] : parsed[r++]
     }
     chunks.push(chunk as unknown as StreamChunk)
+    if (!derived) continue
+    const index = chunk.index as number
+    if (shape[0] !== 'block-end') {
+      // A delta whose text is a slice of its block's text: filled in at the block-end.
+      const list = waiting.get(index)
+      if (list === undefined) waiting.set(index, [chunk])
+      else list.push(chunk)
+      continue
+    }
+    const text = (texts as readonly string[])[nextText++] as string
+    const form = chunk.block
+    chunk.block = Array.isArray(form)
+      ? { type: 'tool-call', id: form[0], name: form[1], arguments: text }
+      : { type: form, text }
+    let offset = 0
+    for (const delta of waiting.get(index) ?? []) {
+      const key = delta.type === 'tool-call-delta' ? 'argumentsDelta' : 'text'
+      const length = delta[key] as number
+      delta[key] = text.slice(offset, offset + length)
+      offset += length
+    }
+    waiting.delete(index)
   }
-  return chunks
+  return { chunks, times: parsed[0] === 0 ? undefined : decodeTimes(parsed[0] as number[]) }
+}
+
+/** Decodes a group row `[-(id + 1), index, length, ...]`: delta chunks waiting for their block's text. */
+function expandGroup(
+  group: readonly number[],
+  own: readonly string[][] | undefined,
+  chunks: StreamChunk[],
+  waiting: Map<number, Record<string, unknown>[]>,
+): void {
+  const id = -(group[0] as number) - 1
+  const shape = (id < LOCAL_SHAPES ? knownShapes[id] : (own as string[][])[id - LOCAL_SHAPES]) as string[]
+  const index = group[1] as number
+  let list = waiting.get(index)
+  if (list === undefined) {
+    list = []
+    waiting.set(index, list)
+  }
+  for (let g = 2; g < group.length; g++) {
+    const chunk: Record<string, unknown> = {}
+    for (let k = 1; k < shape.length; k++) {
+      const key = shape[k] as string
+      chunk[key] = key === 'type' ? shape[0] : key === 'index' ? index : group[g]
+    }
+    chunks.push(chunk as unknown as StreamChunk)
+    list.push(chunk)
+  }
+}
+
+/**
+ * The times an `encodeRun` text carries, read from its first member without `JSON.parse` (a writer
+ * needs a sealed run's times, not its chunks); `undefined` when the run keeps its times itself.
+ * The member is a flat list of safe integers, which JSON writes as plain decimals.
+ */
+export function decodeRunTimes(json: string): number[] | undefined {
+  if (json.charCodeAt(1) !== 91 /* [ */) return undefined
+  const encoded: number[] = []
+  let i = 2
+  for (;;) {
+    let sign = 1
+    if (json.charCodeAt(i) === 45 /* - */) {
+      sign = -1
+      i++
+    }
+    let value = 0
+    let c = json.charCodeAt(i)
+    while (c >= 48 && c <= 57) {
+      value = value * 10 + (c - 48)
+      c = json.charCodeAt(++i)
+    }
+    encoded.push(sign * value)
+    i++
+    if (c === 93 /* ] */) break
+  }
+  return decodeTimes(encoded)
+}
+
+function decodeTimes(encoded: readonly number[]): number[] {
+  let time = encoded[0] as number
+  const times = [time]
+  for (let i = 1; i < encoded.length; i++) {
+    const x = encoded[i] as number
+    if (x < 0) for (let k = 0; k < -x; k++) times.push(time)
+    else {
+      time += x
+      times.push(time)
+    }
+  }
+  return times
 }

@@ -2,12 +2,13 @@
  * Chunk runs: a step's consecutive `assistant/chunk` entries, kept as one object in whatever array
  * holds a log (a session's log, the memory storage), one slot per seq all pointing at the run. An
  * open run holds each chunk as the frozen object it was appended as, and its time as an unboxed
- * double; once the log moves past it, the run is sealed: its chunks become one JSON string of rows
- * against a process-wide table of chunk shapes (see `chunk-encoding.ts`). A frozen `assistant/chunk`
+ * double; once the log moves past it, the run is sealed: its chunks and times become one JSON string
+ * of rows against a process-wide table of chunk shapes, its closed blocks' texts held by reference
+ * (see `chunk-encoding.ts`). A frozen `assistant/chunk`
  * event is built only when something reads one (`at`), equal to what the event would have been.
  */
 import { deepFreeze, type StreamChunk } from 'dsh-llm'
-import { decodeChunks, encodeChunks } from './chunk-encoding.ts'
+import { decodeRun, decodeRunTimes, encodeRun } from './chunk-encoding.ts'
 import type { SessionEvent, SessionEventOf } from './types.ts'
 
 type ChunkEvent = SessionEventOf<'assistant/chunk'>
@@ -23,12 +24,17 @@ export type LogEntry = SessionEvent | ChunkRun
 
 /** A contiguous run of one step's `assistant/chunk` entries, seqs `first` to `first + length - 1`. */
 export class ChunkRun {
-  /** The chunks' `time`s, in order (a plain array of numbers: unboxed doubles). */
-  private readonly times: number[] = []
+  /**
+   * The chunks' `time`s, in order (a plain array of numbers: unboxed doubles), while open; once
+   * sealed only if the encoding could not carry them (see `chunk-encoding.ts`).
+   */
+  private times: number[] | undefined = []
   /** While open: the frozen chunks, in order. */
   private open: StreamChunk[] | undefined = []
-  /** Once sealed: the chunks encoded (see `chunk-encoding.ts`). */
+  /** Once sealed: the chunks (and usually the times) encoded, and the block texts it refers to. */
   private json = ''
+  private texts: readonly string[] | undefined
+  private size = 0
 
   constructor(
     readonly first: number,
@@ -38,7 +44,7 @@ export class ChunkRun {
 
   /** How many entries the run holds. */
   get length(): number {
-    return this.times.length
+    return this.size
   }
 
   /** Whether more chunks may still be pushed. */
@@ -48,44 +54,48 @@ export class ChunkRun {
 
   /** Appends one entry (the run's next seq); `chunk` must be frozen plain JSON with a string `type`. */
   push(time: number, chunk: StreamChunk): void {
-    const times = this.times
+    const times = this.times as number[]
     times[times.length] = time
     const open = this.open as StreamChunk[]
     open[open.length] = chunk
+    this.size++
   }
 
   /** Encodes the chunks compactly; no `push` follows. */
   seal(): void {
     const open = this.open
     if (open === undefined) return
-    this.json = encodeChunks(open, 0, open.length)
+    const encoded = encodeRun(open, this.times as number[])
+    this.json = encoded.json
+    this.texts = encoded.texts
+    this.times = encoded.timesEncoded ? undefined : (this.times as number[]).slice()
     this.open = undefined
     if (lastRun === this) lastRun = undefined
   }
 
   /** The time of `seq` (within the run). */
   timeAt(seq: number): number {
-    return this.times[seq - this.first] as number
+    return (this.times ?? this.decodedTimes())[seq - this.first] as number
   }
 
   /** The chunk of `seq` (within the run), frozen. */
   chunkAt(seq: number): StreamChunk {
     const index = seq - this.first
     const open = this.open
-    return (open === undefined ? this.decoded() : open)[index] as StreamChunk
+    return (open === undefined ? this.decoded().chunks : open)[index] as StreamChunk
   }
 
   /** The times of seqs `[from, from + count)` (within the run), as a new array. */
   timesOf(from: number, count: number): number[] {
     const start = from - this.first
-    return this.times.slice(start, start + count)
+    return (this.times ?? this.decodedTimes()).slice(start, start + count)
   }
 
   /** The chunks of seqs `[from, from + count)` (within the run), as a new array. */
   chunksOf(from: number, count: number): StreamChunk[] {
     const start = from - this.first
     const open = this.open
-    return (open === undefined ? this.decoded() : open).slice(start, start + count)
+    return (open === undefined ? this.decoded().chunks : open).slice(start, start + count)
   }
 
   /** The event at `seq` (within the run), built and frozen: equal to, not the same as, any earlier one. */
@@ -93,18 +103,38 @@ export class ChunkRun {
     return materializeChunk(seq, this.timeAt(seq), this.turn, this.step, this.chunkAt(seq))
   }
 
-  private decoded(): readonly StreamChunk[] {
+  /** A sealed run's times, read without decoding its chunks (the last run's are kept). */
+  private decodedTimes(): readonly number[] {
+    if (lastRun === this) return last.times
+    if (lastTimesRun !== this) {
+      lastTimes = decodeRunTimes(this.json) ?? []
+      lastTimesRun = this
+    }
+    return lastTimes
+  }
+
+  /** The sealed run decoded (the last one decoded is kept, so a sequential scan parses each run once). */
+  private decoded(): Decoded {
     if (lastRun !== this) {
-      lastChunks = deepFreeze(decodeChunks(this.json))
+      const { chunks, times } = decodeRun(this.json, this.texts)
+      last = { chunks: deepFreeze(chunks), times: times ?? (this.times as number[]) }
       lastRun = this
     }
-    return lastChunks
+    return last
   }
+}
+
+interface Decoded {
+  readonly chunks: readonly StreamChunk[]
+  readonly times: readonly number[]
 }
 
 /** One decoded sealed run, so a sequential scan parses each run once. */
 let lastRun: ChunkRun | undefined
-let lastChunks: readonly StreamChunk[] = []
+let last: Decoded = { chunks: [], times: [] }
+/** The times of one sealed run, read alone (see `decodedTimes`). */
+let lastTimesRun: ChunkRun | undefined
+let lastTimes: readonly number[] = []
 
 /** Counts every chunk event built from a run (a test hook: the append path builds none). */
 export const chunkEventsBuilt = { count: 0 }
@@ -124,62 +154,6 @@ export function materializeChunk(
     time,
     data: Object.freeze({ turn, step, chunk }),
   }) as ChunkEvent
-}
-
-/** The event of seq `seq` in `entries` (whose slot i holds seq i), built from a run; undefined past the end. */
-export function eventAt(entries: readonly LogEntry[], seq: number): SessionEvent | undefined {
-  const entry = entries[seq]
-  return entry instanceof ChunkRun ? entry.at(seq) : entry
-}
-
-/**
- * An array of log slots (slot i holds seq i) that keeps chunk entries in runs: the session's log and
- * the memory storage each keep one. Chunks of one step that follow each other share the open run;
- * any other entry seals it.
- */
-export class RunLog {
-  readonly entries: LogEntry[] = []
-  private current: ChunkRun | undefined
-
-  /** Adds a committed event: a plain chunk event goes into a run, anything else as it is. */
-  add(event: SessionEvent): void {
-    if (event.type === 'assistant/chunk' && isPlainChunk(event)) {
-      const { turn, step, chunk } = event.data
-      this.addChunk(event.time, turn, step, chunk)
-      return
-    }
-    this.current?.seal()
-    this.current = undefined
-    const entries = this.entries
-    entries[entries.length] = event
-  }
-
-  /** Adds one chunk entry (the next seq) and returns the run now holding it. */
-  addChunk(time: number, turn: number, step: number, chunk: StreamChunk): ChunkRun {
-    const entries = this.entries
-    const seq = entries.length
-    let run = this.current
-    if (run === undefined || run.turn !== turn || run.step !== step || run.first + run.length !== seq) {
-      run?.seal()
-      run = new ChunkRun(seq, turn, step)
-      this.current = run
-    }
-    run.push(time, chunk)
-    entries[seq] = run
-    return run
-  }
-
-  /**
-   * Puts `run` (another log's, which holds seq `seq`) in slot `seq`, the next one: the memory storage
-   * shares the session's runs instead of copying their chunks. The other log seals it.
-   */
-  addShared(run: ChunkRun, seq: number): void {
-    if (this.current !== run) {
-      this.current?.seal()
-      this.current = undefined
-    }
-    this.entries[seq] = run
-  }
 }
 
 /** A chunk event whose keys are exactly what a run rebuilds, in the same order. */

@@ -1,12 +1,12 @@
 /**
- * The array a session keeps its events in: chunk entries live in their step's run (see
- * `chunk-runs.ts`); `at` and `snapshot` build their events, so callers still see every event.
- * Callers never get this array itself: `session.events` is a frozen snapshot (`snapshot()`), a plain
+ * A session's events: chunk entries live in their step's run (see `chunk-runs.ts`, `run-log.ts`);
+ * `at` and `snapshot` build their events, so callers still see every event. Callers never get this array itself: `session.events` is a frozen snapshot (`snapshot()`), a plain
  * array that `structuredClone` copies.
  */
 import type { StreamChunk } from 'dsh-llm'
-import { ChunkRun, type LogEntry, RunLog } from './chunk-runs.ts'
+import { ChunkRun, type LogEntry } from './chunk-runs.ts'
 import { SessionError, SessionErrorCode } from './errors.ts'
+import { RunLog } from './run-log.ts'
 import type { SessionEvent, SessionEventType } from './types.ts'
 
 function refuse(method: string): never {
@@ -18,20 +18,23 @@ function refuse(method: string): never {
 
 /** A session's committed events. Only the owning session appends, through `add` and `addChunk`. */
 export class EventLog {
-  private readonly runs = new RunLog()
-  /** Slot i holds seq i: the event, or the run holding its chunk. */
-  private readonly entries: LogEntry[] = this.runs.entries
+  private readonly runs: RunLog
+
+  /** A log over `runs` (a backend's, shared), else a new one. */
+  constructor(runs?: RunLog) {
+    this.runs = runs ?? new RunLog()
+  }
   /** The last snapshot handed out, while a caller holds it (a prefix the next one copies). */
   private last: WeakRef<FrozenEvents> | undefined
 
-  /** The raw slots, runs unbuilt (for folds that skip chunk entries, like the surface). */
+  /** The raw slots (one per event or run), runs unbuilt (for folds that skip chunk entries, like the surface). */
   get raw(): readonly LogEntry[] {
-    return this.entries
+    return this.runs.entries
   }
 
   /** How many events the log holds. */
   get length(): number {
-    return this.entries.length
+    return this.runs.length
   }
 
   /** Appends a committed event (a plain chunk event goes into its step's run). */
@@ -46,14 +49,12 @@ export class EventLog {
 
   /** The event of `seq`, a chunk entry built (equal to the committed one); undefined past the end. */
   at(seq: number): SessionEvent | undefined {
-    const entry = this.entries[seq]
-    return entry instanceof ChunkRun ? entry.at(seq) : entry
+    return this.runs.at(seq)
   }
 
   /** The type of the event of `seq`, a folded chunk's without rebuilding it; undefined past the end. */
   typeAt(seq: number): SessionEventType | undefined {
-    const entry = this.entries[seq]
-    return entry instanceof ChunkRun ? 'assistant/chunk' : entry?.type
+    return this.runs.typeAt(seq)
   }
 
   /**
@@ -63,15 +64,21 @@ export class EventLog {
    * idle session keeps its chunks folded.
    */
   snapshot(): readonly SessionEvent[] {
-    const entries = this.entries
+    const length = this.runs.length
     const previous = this.last?.deref()
-    if (previous !== undefined && previous.length === entries.length) return previous
+    if (previous !== undefined && previous.length === length) return previous
     const out = new FrozenEvents()
     let seq = 0
     if (previous !== undefined) for (; seq < previous.length; seq++) out[seq] = previous[seq] as SessionEvent
-    for (; seq < entries.length; seq++) {
-      const entry = entries[seq] as LogEntry
-      out[seq] = entry instanceof ChunkRun ? entry.at(seq) : entry
+    const entries = this.runs.entries
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as LogEntry
+      if (!(entry instanceof ChunkRun)) {
+        if (entry.seq >= seq) out[seq++] = entry
+        continue
+      }
+      const end = Math.min(entry.first + entry.length, length)
+      for (let s = Math.max(seq, entry.first); s < end; s++) out[seq++] = entry.at(s)
     }
     Object.freeze(out)
     this.last = new WeakRef(out)

@@ -70,7 +70,7 @@ export class LiveSession implements Session {
   readonly id: SessionId
   readonly parent?: SessionParent
   loadReport?: LoadReport
-  private readonly log = new EventLog()
+  private readonly log: EventLog
   private readonly enclosure = new EnclosureTracker()
   private readonly surface = new SurfaceFold()
   private readonly host: SessionHost
@@ -88,6 +88,7 @@ export class LiveSession implements Session {
     if (init.loadReport !== undefined) this.loadReport = init.loadReport
     this.host = init.host
     this.writer = init.writer
+    this.log = new EventLog(init.writer?.sharedLog)
     trackSurfaceFold(this, this.surface)
     for (const event of init.history ?? []) this.adopt(event)
     this.surface.derive(this.log.raw)

@@ -71,6 +71,13 @@ describe('chunk runs', () => {
       data: { turn: 1, step: 1, chunk: { type: 'text-delta', index: 0, text: 'he' } },
     })
     expect(Object.isFrozen(session.eventAt(4))).toBe(true)
+    for (const seq of [-1, 3.5, Number.NaN, session.seq, session.seq + 1]) {
+      expect(session.eventAt(seq)).toBeUndefined()
+      expect(session.eventTypeAt(seq)).toBeUndefined()
+    }
+    // Lookups in any order find the same events a scan does.
+    const events = session.events
+    for (const seq of [9, 0, 5, 4, 12, 3, 8, 1]) expect(session.eventAt(seq)).toEqual(events[seq])
     expect(Object.isFrozen(session.eventAt(4)?.data)).toBe(true)
   })
 

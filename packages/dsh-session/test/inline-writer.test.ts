@@ -79,6 +79,49 @@ describe('inline writes to MemoryStorage', () => {
     expect(session.isDurable()).toBe(true)
   })
 
+  test('a run shared with the storage that grows after the lease is lost is read only up to what was stored', async () => {
+    const storage = new MemoryStorage()
+    const other = new MemoryStorage({ sharing: storage })
+    const app = await mountSessions({ storage })
+    const session = await app.sessions.create()
+    session.append('turn/start', { turn: 1, trigger: { kind: 'queued' } })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'a' })
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'b' })
+    await storage.release(session.id)
+    await other.acquire(session.id)
+    // The session's open run (which the storage shares) grows by a chunk the storage refused...
+    session.appendChunk(1, 1, { type: 'text-delta', index: 0, text: 'c' })
+    // ...while the other holder stores its own event at that seq.
+    const theirs = { type: 'user/message', seq: 4, time: 7, data: user('u9') } as SessionEvent
+    await other.appendBatch(session.id, [theirs], 4)
+    const expected = [...session.events.slice(0, 4), theirs]
+    expect(await stored(storage, session.id)).toEqual(expected)
+    expect((await other.load(session.id)).events).toEqual(expected)
+    expect(await stored(other, session.id)).toHaveLength(5)
+  })
+
+  test('events a closed session could not store stay out of the storage; a reopened session appends after what was stored', async () => {
+    const storage = new MemoryStorage()
+    const other = new MemoryStorage({ sharing: storage })
+    const app = await mountSessions({ storage })
+    const session = await app.sessions.create()
+    session.append('user/message', user('u0'))
+    await storage.release(session.id)
+    await other.acquire(session.id)
+    session.append('user/message', user('u1'))
+    expect((await rejection(app.sessions.close(session))).code).toBe('CLOSE_FAILED')
+    await other.release(session.id)
+    expect(types((await storage.load(session.id)).events)).toEqual(['user/message'])
+    const reopened = await app.sessions.open(session.id)
+    expect(reopened.seq).toBe(1)
+    reopened.append('user/message', user('u2'))
+    expect(await stored(storage, session.id)).toEqual(reopened.events)
+    expect(reopened.events.map((event) => (event.data as { id: string }).id)).toEqual(['u0', 'u2'])
+    // The first session's log still holds what it could not store; the storage never does.
+    expect(session.events).toHaveLength(2)
+  })
+
   test('refused chunk events count toward the high-water mark with the size the write queue estimates', async () => {
     const data = {
       turn: 1,

@@ -15,12 +15,15 @@ interface Waiter {
 
 const unset = (): void => undefined
 
-/** Bookkeeping of the prompts of one agent, keyed by message id until claimed, then by turn. */
+/**
+ * Bookkeeping of the prompts of one agent, keyed by message id until claimed, then by turn. The maps
+ * are made on first use: an agent driven by `send` alone never needs them (~550 bytes kept per agent).
+ */
 export class Prompts {
-  private readonly unclaimed = new Map<MessageId, Waiter>()
-  private readonly byTurn = new Map<number, Waiter[]>()
+  private unclaimed: Map<MessageId, Waiter> | undefined
+  private byTurn: Map<number, Waiter[]> | undefined
   /** The first error each watched turn reported on `agent/error`. */
-  private readonly reported = new Map<number, HarnessError>()
+  private reported: Map<number, HarnessError> | undefined
 
   constructor(private readonly session: Session) {}
 
@@ -31,22 +34,24 @@ export class Prompts {
       waiter.resolve = resolve
       waiter.reject = reject
     })
+    this.unclaimed ??= new Map()
     this.unclaimed.set(id, waiter)
     return { promise, turn: () => waiter.turn }
   }
 
   /** Forgets the waiter of `id` (the send was refused) and rejects it with `error`. */
   refuse(id: MessageId, error: Error): void {
-    this.unclaimed.get(id)?.reject(error)
-    this.unclaimed.delete(id)
+    this.unclaimed?.get(id)?.reject(error)
+    this.unclaimed?.delete(id)
   }
 
   /** Message `id` was claimed by `turn`. */
   claimed(id: MessageId, turn: number): void {
-    const waiter = this.unclaimed.get(id)
+    const waiter = this.unclaimed?.get(id)
     if (waiter === undefined) return
-    this.unclaimed.delete(id)
+    this.unclaimed?.delete(id)
     waiter.turn = turn
+    this.byTurn ??= new Map()
     const list = this.byTurn.get(turn)
     if (list === undefined) this.byTurn.set(turn, [waiter])
     else list.push(waiter)
@@ -54,9 +59,9 @@ export class Prompts {
 
   /** Message `id` left the inbox without being claimed (cancel, clear, remove). */
   discarded(id: MessageId): void {
-    const waiter = this.unclaimed.get(id)
+    const waiter = this.unclaimed?.get(id)
     if (waiter === undefined) return
-    this.unclaimed.delete(id)
+    this.unclaimed?.delete(id)
     waiter.reject(
       new TurnError(
         AgentLoopErrorCode.TURN_CANCELLED,
@@ -68,21 +73,22 @@ export class Prompts {
 
   /** True when a prompt waits for `turn`: its errors reach that caller as the rejection's cause. */
   watches(turn: number | undefined): boolean {
-    return turn !== undefined && this.byTurn.has(turn)
+    return turn !== undefined && this.byTurn?.has(turn) === true
   }
 
   /** Keeps the first error `turn` reported, as the cause of its prompts' rejection. */
   noteError(turn: number, error: HarnessError): void {
+    this.reported ??= new Map()
     if (!this.reported.has(turn)) this.reported.set(turn, error)
   }
 
   /** Turn `turn` closed with `reason`: settles its prompts. */
   settle(turn: number, reason: TurnEndReason): void {
-    const waiters = this.byTurn.get(turn)
-    const reported = this.reported.get(turn)
-    this.reported.delete(turn)
+    const waiters = this.byTurn?.get(turn)
+    const reported = this.reported?.get(turn)
+    this.reported?.delete(turn)
     if (waiters === undefined) return
-    this.byTurn.delete(turn)
+    this.byTurn?.delete(turn)
     const result = readTurnResult(this.session, turn, reason)
     const error = turnErrorOf(result, reported)
     for (const waiter of waiters) {
@@ -93,10 +99,10 @@ export class Prompts {
 
   /** Rejects every open prompt with `error` (the agent stopped or was disposed). */
   abandon(error: Error): void {
-    for (const waiter of this.unclaimed.values()) waiter.reject(error)
-    for (const list of this.byTurn.values()) for (const waiter of list) waiter.reject(error)
-    this.unclaimed.clear()
-    this.byTurn.clear()
-    this.reported.clear()
+    for (const waiter of this.unclaimed?.values() ?? []) waiter.reject(error)
+    for (const list of this.byTurn?.values() ?? []) for (const waiter of list) waiter.reject(error)
+    this.unclaimed?.clear()
+    this.byTurn?.clear()
+    this.reported?.clear()
   }
 }

@@ -1,5 +1,6 @@
 /** What a live session needs of the writer that persists its committed events. */
 import type { ChunkRun } from '../chunk-runs.ts'
+import type { RunLog } from '../run-log.ts'
 import type { SessionEvent } from '../types.ts'
 
 /**
@@ -7,6 +8,8 @@ import type { SessionEvent } from '../types.ts'
  * (group commit, for backends with I/O); `InlineWriter` hands each to an in-process backend at once.
  */
 export interface EventWriter {
+  /** A log the session should keep its events in (an in-process backend's, shared), if any. */
+  readonly sharedLog?: RunLog | undefined
   /** Estimated bytes of the events taken and not yet durable. */
   readonly unsyncedBytes: number
   /** Whether the unsynced events are above the high-water mark, so that `ready()` would wait. */

@@ -8,6 +8,7 @@
 import type { SessionId } from 'dsh-llm'
 import type { ChunkRef, ChunkRun } from '../chunk-runs.ts'
 import { SessionError } from '../errors.ts'
+import type { RunLog } from '../run-log.ts'
 import { nextSlice, sliceSpent } from '../time-slice.ts'
 import type { SessionEvent } from '../types.ts'
 import type { EventWriter } from './event-writer.ts'
@@ -15,6 +16,11 @@ import { estimateBytes } from './write-queue.ts'
 
 /** Where an inline writer puts events: one session of an in-process backend. */
 export interface InlineTarget {
+  /**
+   * The backend's log of this (empty) session, for the session to keep its events in, so they are
+   * held once: the backend then only counts what `append` and `appendChunk` store.
+   */
+  readonly log?: RunLog | undefined
   /** Stores `event` (the session's next seq) or throws the backend's refusal, storing nothing. */
   append(event: SessionEvent): void
   /** Stores the chunk entry `seq` of `run` (shared with the session's log), or throws as `append` does. */
@@ -50,6 +56,11 @@ export class InlineWriter implements EventWriter {
     private readonly highWaterMark: number,
   ) {
     this.durable = nextSeq
+  }
+
+  /** The log the session keeps its events in, when the backend shares its own (see `InlineTarget.log`). */
+  get sharedLog(): RunLog | undefined {
+    return this.target.log
   }
 
   get unsyncedBytes(): number {

@@ -3,8 +3,9 @@
  * promises (leases, seq checks on every batch, the size limit). Instances can share one backing.
  */
 import type { SessionId } from 'dsh-llm'
-import { eventAt, RunLog } from '../chunk-runs.ts'
+import type { ChunkRun } from '../chunk-runs.ts'
 import { SessionError, SessionErrorCode } from '../errors.ts'
+import { RunLog } from '../run-log.ts'
 import type { SessionEvent, SessionFileHeader, SessionListing } from '../types.ts'
 import { checkBatch, checkStoredEvent } from './batch-check.ts'
 import { eventBytesOver, eventTooLarge } from './event-size.ts'
@@ -13,8 +14,13 @@ import { DEFAULT_MAX_EVENT_BYTES, type LoadedLog, type SessionStorage } from './
 
 interface StoredSession {
   readonly header: SessionFileHeader
-  /** Slot i holds seq i; chunk entries are kept in runs (see chunk-runs.ts), shared with the session. */
-  readonly log: RunLog
+  /**
+   * The events; chunk entries are kept in runs (see run-log.ts), shared with the session. While
+   * `shared` is not -1, this is the log of the live session writing inline, of which the first
+   * `shared` seqs are stored (the session commits to it, then has the seq stored).
+   */
+  log: RunLog
+  shared: number
   /** The instance holding the write lease, if any. */
   holder: MemoryStorage | undefined
 }
@@ -52,6 +58,7 @@ export class MemoryStorage implements SessionStorage {
     this.sessions.set(header.sessionId, {
       header: Object.freeze({ ...header }),
       log: new RunLog(),
+      shared: -1,
       holder: this,
     })
   }
@@ -84,7 +91,7 @@ export class MemoryStorage implements SessionStorage {
       const size = eventBytesOver(event, this.maxEventBytes)
       if (size !== undefined) throw eventTooLarge(event, size, this.maxEventBytes, sessionId)
     }
-    const next = stored.log.entries.length
+    const next = storedLength(stored)
     let batch = events
     if (expectedSeq !== next) {
       // A retried batch whose first attempt was stored: settle it, never write it twice.
@@ -98,7 +105,8 @@ export class MemoryStorage implements SessionStorage {
       }
       batch = events.slice(found)
     }
-    for (let i = 0; i < batch.length; i++) stored.log.add(batch[i] as SessionEvent)
+    const log = ownLog(stored)
+    for (let i = 0; i < batch.length; i++) log.add(batch[i] as SessionEvent)
   }
 
   /**
@@ -119,34 +127,7 @@ export class MemoryStorage implements SessionStorage {
    * committed the event. Throws `NOT_FOUND` now, and `LOCKED` or `SEQ_MISMATCH` from `append`.
    */
   inlineTarget(sessionId: SessionId): InlineTarget {
-    const stored = this.require(sessionId)
-    const check = (type: string, seq: number) => {
-      if (stored.holder !== this) {
-        throw new SessionError(
-          SessionErrorCode.LOCKED,
-          `session ${sessionId}: append without holding the write lease`,
-          { sessionId },
-        )
-      }
-      const index = stored.log.entries.length
-      if (seq !== index) {
-        throw new SessionError(
-          SessionErrorCode.SEQ_MISMATCH,
-          `session ${sessionId}: event ${type} has seq ${seq}, but the next seq is ${index}`,
-          { sessionId, seq, eventType: type },
-        )
-      }
-    }
-    return {
-      append: (event) => {
-        check(event.type, event.seq)
-        stored.log.add(event)
-      },
-      appendChunk: (run, seq) => {
-        check('assistant/chunk', seq)
-        stored.log.addShared(run, seq)
-      },
-    }
+    return new MemoryInlineTarget(this, this.require(sessionId), sessionId)
   }
 
   /**
@@ -156,9 +137,10 @@ export class MemoryStorage implements SessionStorage {
   async load(sessionId: SessionId): Promise<LoadedLog> {
     const stored = this.require(sessionId)
     const events: SessionEvent[] = []
-    const entries = stored.log.entries
-    for (let seq = 0; seq < entries.length; seq++) {
-      const event = eventAt(entries, seq) as SessionEvent
+    const log = stored.log
+    const length = storedLength(stored)
+    for (let seq = 0; seq < length; seq++) {
+      const event = log.at(seq) as SessionEvent
       checkStoredEvent(sessionId, event, seq)
       events.push(event)
     }
@@ -167,9 +149,9 @@ export class MemoryStorage implements SessionStorage {
 
   async *read(sessionId: SessionId, fromSeq: number): AsyncIterable<SessionEvent> {
     const stored = this.require(sessionId)
-    const entries = stored.log.entries
-    for (let seq = Math.max(0, fromSeq); seq < entries.length; seq++) {
-      const event = eventAt(entries, seq)
+    const log = stored.log
+    for (let seq = Math.max(0, fromSeq); seq < storedLength(stored); seq++) {
+      const event = log.at(seq)
       if (event !== undefined) yield event
     }
   }
@@ -194,9 +176,10 @@ export class MemoryStorage implements SessionStorage {
   /** How many leading events of `events` (from `expectedSeq`) are stored already, equal as JSON. */
   private storedPrefix(stored: StoredSession, events: readonly SessionEvent[], expectedSeq: number): number {
     let found = 0
-    const entries = stored.log.entries
-    while (found < events.length && expectedSeq + found < entries.length) {
-      const have = eventAt(entries, expectedSeq + found)
+    const log = stored.log
+    const length = storedLength(stored)
+    while (found < events.length && expectedSeq + found < length) {
+      const have = log.at(expectedSeq + found)
       if (JSON.stringify(have) !== JSON.stringify(events[found])) break
       found++
     }
@@ -208,5 +191,78 @@ export class MemoryStorage implements SessionStorage {
     if (stored === undefined)
       throw new SessionError(SessionErrorCode.NOT_FOUND, `no stored session ${sessionId}`, { sessionId })
     return stored
+  }
+}
+
+/** How many seqs of `stored` are stored. */
+function storedLength(stored: StoredSession): number {
+  return stored.shared === -1 ? stored.log.length : stored.shared
+}
+
+/**
+ * The storage's own log of `stored`, to add to: a log shared with a session is first replaced by a
+ * copy of its stored prefix (sharing its runs), so nothing the session holds unstored is kept.
+ */
+function ownLog(stored: StoredSession): RunLog {
+  if (stored.shared !== -1) {
+    stored.log = stored.log.prefix(stored.shared)
+    stored.shared = -1
+  }
+  return stored.log
+}
+
+/**
+ * One session's inline appends to a `MemoryStorage` (an object with methods rather than closures: one
+ * is kept per live session). An empty session's log is lent to the session, whose appends then only
+ * count what is stored.
+ */
+class MemoryInlineTarget implements InlineTarget {
+  readonly log: RunLog | undefined
+
+  constructor(
+    private readonly storage: MemoryStorage,
+    private readonly stored: StoredSession,
+    private readonly sessionId: SessionId,
+  ) {
+    if (stored.log.length === 0 && stored.shared === -1) {
+      this.log = stored.log
+      stored.shared = 0
+    }
+  }
+
+  append(event: SessionEvent): void {
+    this.check(event.type, event.seq)
+    if (this.sharing()) this.stored.shared++
+    else ownLog(this.stored).add(event)
+  }
+
+  appendChunk(run: ChunkRun, seq: number): void {
+    this.check('assistant/chunk', seq)
+    if (this.sharing()) this.stored.shared++
+    else ownLog(this.stored).addShared(run, seq)
+  }
+
+  /** Whether the storage still keeps this session's events in the log it lent it. */
+  private sharing(): boolean {
+    return this.log !== undefined && this.stored.log === this.log && this.stored.shared >= 0
+  }
+
+  private check(type: string, seq: number): void {
+    const { stored, sessionId } = this
+    if (stored.holder !== this.storage) {
+      throw new SessionError(
+        SessionErrorCode.LOCKED,
+        `session ${sessionId}: append without holding the write lease`,
+        { sessionId },
+      )
+    }
+    const index = storedLength(stored)
+    if (seq !== index) {
+      throw new SessionError(
+        SessionErrorCode.SEQ_MISMATCH,
+        `session ${sessionId}: event ${type} has seq ${seq}, but the next seq is ${index}`,
+        { sessionId, seq, eventType: type },
+      )
+    }
   }
 }
