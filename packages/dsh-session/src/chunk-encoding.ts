@@ -41,8 +41,40 @@ const knownShapes: string[][] = []
  */
 const localShapes: string[][] = []
 const rows: unknown[] = []
-/** Per block index: where its delta rows start in `rows`, since its last block-start or block-end. */
-const openDeltas = new Map<number, number[]>()
+/**
+ * Per block index: where its delta rows start in `rows`, since its last block-start or block-end. Two
+ * parallel lists searched from the end, not a Map: a run has a few blocks, and a Map's `delete` and
+ * `clear` reallocate its table (in the tool loop that cost ~15 µs a step).
+ */
+const openIndexes: number[] = []
+const openRows: number[][] = []
+
+/** The delta rows of block `index` so far, removed from the open lists; `undefined` if none. */
+function takeOpen(index: number): number[] | undefined {
+  for (let i = openIndexes.length - 1; i >= 0; i--) {
+    if (openIndexes[i] !== index) continue
+    const found = openRows[i]
+    const last = openIndexes.length - 1
+    openIndexes[i] = openIndexes[last] as number
+    openRows[i] = openRows[last] as number[]
+    openIndexes.length = last
+    openRows.length = last
+    return found
+  }
+  return undefined
+}
+
+/** Notes delta row `row` of block `index`. */
+function noteOpen(index: number, row: number): void {
+  for (let i = openIndexes.length - 1; i >= 0; i--) {
+    if (openIndexes[i] === index) {
+      ;(openRows[i] as number[]).push(row)
+      return
+    }
+  }
+  openIndexes.push(index)
+  openRows.push([row])
+}
 
 /** A sealed run's parts: its JSON text, the block texts it refers to, and its times unless encoded. */
 export interface EncodedRun {
@@ -95,14 +127,11 @@ export function encodeRun(chunks: readonly StreamChunk[], times: readonly number
     // Blocks: remember delta rows per index; a block-end whose deltas spell its text refers to them.
     const index = record.index
     if (typeof index !== 'number') continue
-    if (type === 'block-start') openDeltas.delete(index)
+    if (type === 'block-start') takeOpen(index)
     else if (deltaKey(type) !== undefined && shape[shape.length - 1] === deltaKey(type)) {
-      const list = openDeltas.get(index)
-      if (list === undefined) openDeltas.set(index, [row])
-      else list.push(row)
+      noteOpen(index, row)
     } else if (type === 'block-end') {
-      const deltas = openDeltas.get(index)
-      openDeltas.delete(index)
+      const deltas = takeOpen(index)
       const text = shape[shape.length - 1] === 'block' ? derivable(record.block, deltas) : undefined
       if (text === undefined) continue
       for (const at of deltas as number[]) {
@@ -119,7 +148,8 @@ export function encodeRun(chunks: readonly StreamChunk[], times: readonly number
       else texts = texts.concat(text)
     }
   }
-  openDeltas.clear()
+  openIndexes.length = 0
+  openRows.length = 0
   rows[1] = localCount === 0 ? 0 : localShapes.slice(0, localCount)
   rows.length = rowCount
   const json = JSON.stringify(texts === undefined ? rows : grouped())
