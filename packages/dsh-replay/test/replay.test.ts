@@ -1,18 +1,20 @@
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setIdSource } from 'dsh-llm'
 import { scriptedAdapter } from 'dsh-llm/testing'
 import { ReplayErrorCode, ReplayMissError, recordReplay } from 'dsh-replay'
-import { beforeEach, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, expect, it } from 'vitest'
 import { runSession, SCRIPT } from './session.ts'
 
-// Assistant and tool-result message ids are minted by nanoid inside dsh-llm and have no injection
-// seam; a counter reset before each run makes them the same on every run.
+// Every id dsh mints (assistant and tool-result message ids among them) comes from a counter reset
+// before each run, so the runs write the same bytes.
 let minted = 0
-vi.mock('nanoid', () => ({ nanoid: () => `id${++minted}` }))
 beforeEach(() => {
   minted = 0
+  setIdSource(() => `id${++minted}`)
 })
+afterEach(() => setIdSource(undefined))
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'dsh-replay-'))
