@@ -204,6 +204,13 @@ describe('a fleet of three host processes', () => {
       // (the token order above), so they noticed the loss and stopped those sessions.
       for (const sleeper of paused) {
         expect(sleeper.lost.length).toBeGreaterThan(0)
+        // A resumed host learns of the takeover at its next append or lease renewal, which may come
+        // after the other hosts have finished every session: wait for that notice, bounded.
+        const noticed = () =>
+          sleeper.host.facts
+            .slice(sleeper.resumedAt)
+            .some((fact) => fact.t === 'lost' || fact.t === 'fail') || undefined
+        await until(`${sleeper.host.name} to notice the takeover after SIGCONT`, noticed, TTL * 10)
         const after = sleeper.host.facts.slice(sleeper.resumedAt)
         const refused = after.filter((fact) => fact.t === 'fail' && sleeper.lost.includes(fact.id ?? ''))
         expect(refused.map((fact) => fact.code).filter((code) => code !== 'LEASE_LOST')).toEqual([])
