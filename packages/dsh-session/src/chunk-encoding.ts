@@ -35,9 +35,11 @@ const LOCAL_SHAPES = 64
 const knownShapes: string[][] = []
 
 /**
- * The scratch lists the encoder fills and serializes: reused, so encoding a run allocates only its
- * JSON. Safe because encoding is synchronous and serializes only JSON data (no `toJSON` can run).
- * They hold the last run's values until the next run overwrites them.
+ * The scratch lists the encoder fills: reused, never shortened (setting an array's length to 0
+ * drops its backing store, and refilling it regrew it chunk by chunk: ~3.5 KB allocated per tool
+ * step). A run's part of `rows` is `[0, rowCount)`; it is copied out exactly once, to be serialized,
+ * and cleared after. Safe because encoding is synchronous and serializes only JSON data (no `toJSON`
+ * can run).
  */
 const localShapes: string[][] = []
 const rows: unknown[] = []
@@ -47,18 +49,19 @@ const rows: unknown[] = []
  * `clear` reallocate its table (in the tool loop that cost ~15 µs a step).
  */
 const openIndexes: number[] = []
-const openRows: number[][] = []
+const openRows: (number[] | undefined)[] = []
+/** How many entries of the two open lists are in use. */
+let openCount = 0
 
 /** The delta rows of block `index` so far, removed from the open lists; `undefined` if none. */
 function takeOpen(index: number): number[] | undefined {
-  for (let i = openIndexes.length - 1; i >= 0; i--) {
+  for (let i = openCount - 1; i >= 0; i--) {
     if (openIndexes[i] !== index) continue
     const found = openRows[i]
-    const last = openIndexes.length - 1
+    const last = --openCount
     openIndexes[i] = openIndexes[last] as number
-    openRows[i] = openRows[last] as number[]
-    openIndexes.length = last
-    openRows.length = last
+    openRows[i] = openRows[last]
+    openRows[last] = undefined
     return found
   }
   return undefined
@@ -66,14 +69,20 @@ function takeOpen(index: number): number[] | undefined {
 
 /** Notes delta row `row` of block `index`. */
 function noteOpen(index: number, row: number): void {
-  for (let i = openIndexes.length - 1; i >= 0; i--) {
+  for (let i = openCount - 1; i >= 0; i--) {
     if (openIndexes[i] === index) {
       ;(openRows[i] as number[]).push(row)
       return
     }
   }
-  openIndexes.push(index)
-  openRows.push([row])
+  openIndexes[openCount] = index
+  openRows[openCount++] = [row]
+}
+
+/** Empties the open lists. */
+function clearOpen(): void {
+  for (let i = 0; i < openCount; i++) openRows[i] = undefined
+  openCount = 0
 }
 
 /** A sealed run's parts: its JSON text, the block texts it refers to, and its times unless encoded. */
@@ -100,22 +109,20 @@ export function encodeRun(
   let rowCount = canonical ? encodeCanonical(chunks) : -1
   let localCount = 0
   if (rowCount < 0) {
-    openIndexes.length = 0
-    openRows.length = 0
+    // Another form than the canonical ones (rare): forget what the canonical pass wrote.
+    clearOpen()
+    rows.fill(undefined, 2)
     texts = undefined
     const general = encodeGeneral(chunks)
     rowCount = general.rowCount
     localCount = general.localCount
   }
-  openIndexes.length = 0
-  openRows.length = 0
+  clearOpen()
   rows[1] = localCount === 0 ? 0 : localShapes.slice(0, localCount)
-  rows.length = rowCount
   const runTexts = texts
   texts = undefined
-  const json = JSON.stringify(runTexts === undefined ? rows : grouped())
-  rows.length = 0
-  packed.length = 0
+  const json = JSON.stringify(runTexts === undefined ? rows.slice(0, rowCount) : grouped(rowCount))
+  rows.fill(undefined, 0, rowCount)
   // V8 returns the text as a rope of the serializer's pieces; reading a character flattens it in
   // place, and a run is kept for the session's life.
   json.charCodeAt(0)
@@ -316,37 +323,39 @@ function encodeGeneral(chunks: readonly StreamChunk[]): { rowCount: number; loca
   return { rowCount, localCount }
 }
 
-/** The scratch list `grouped` fills. */
+/** The scratch list `grouped` fills (like `rows`, never shortened). */
 const packed: unknown[] = []
 
 /**
- * `rows` with each stretch of two or more delta rows that hold only a length (`[-(id + 1), index,
- * length]`), of one shape and one index, written as one row `[[-(id + 1), index, length, ...]]`.
+ * `rows[0, end)` as a new array, with each stretch of two or more delta rows that hold only a length
+ * (`[-(id + 1), index, length]`), of one shape and one index, written as one row
+ * `[[-(id + 1), index, length, ...]]`.
  */
-function grouped(): unknown[] {
+function grouped(end: number): unknown[] {
   let out = 0
   packed[out++] = rows[0]
   packed[out++] = rows[1]
   let r = 2
-  while (r < rows.length) {
+  while (r < end) {
     const id = rows[r] as number
     const shape = shapeById(id < 0 ? -id - 1 : id)
     const width = shape.length - 1
-    if (id >= 0 || width !== 3 || shape[0] === 'block-end' || rows[r + width] !== id) {
+    if (id >= 0 || width !== 3 || shape[0] === 'block-end' || r + width >= end || rows[r + width] !== id) {
       for (let k = 0; k < width; k++) packed[out++] = rows[r + k]
       r += width
       continue
     }
     const index = rows[r + 1]
     const group: unknown[] = [id, index]
-    while (r < rows.length && rows[r] === id && rows[r + 1] === index) {
+    while (r < end && rows[r] === id && rows[r + 1] === index) {
       group.push(rows[r + 2])
       r += 3
     }
     packed[out++] = group
   }
-  packed.length = out
-  return packed
+  const list = packed.slice(0, out)
+  packed.fill(undefined, 0, out)
+  return list
 }
 
 /**
