@@ -54,6 +54,8 @@ export interface SessionHost {
    * for the clock when the store's clock is `Date.now` (one clock read per chunk, not two).
    */
   now(reading?: number): number
+  /** Whether anything listens for committed chunk entries (`onChunk`, `session/chunk`). */
+  chunkObserved(): boolean
 }
 
 /** How a live session starts: its identity, history already committed (loaded or seeded), its writer. */
@@ -144,9 +146,10 @@ export class LiveSession implements Session {
     const seq = this.log.length
     this.enter('assistant/chunk', seq)
     try {
-      const copy = isOrdinal(turn) && isOrdinal(step) ? snapshotChunk(chunk) : undefined
+      // Left unfrozen when it holds only primitives: `commitChunk` freezes it if anything sees it.
+      const copy = isOrdinal(turn) && isOrdinal(step) ? snapshotChunk(chunk, false) : undefined
       const reading = Number.isSafeInteger(now) ? now : undefined
-      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy), reading)
+      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy), reading, true)
       else this.appendGeneral('assistant/chunk', { turn, step, chunk }, undefined, seq)
       return seq
     } finally {
@@ -171,10 +174,15 @@ export class LiveSession implements Session {
   }
 
   /**
-   * Commits a checked, frozen chunk into the step's open run: enclosure, size (`bound`: an upper
-   * bound of its payload's JSON bytes, or -1 to measure the general way), guards (their `chunk` hook,
-   * else a built candidate), the log, the writer, then the chunk listeners. No event is built unless
-   * the size needs measuring or a guard has no `chunk` hook. `reading`: see `SessionHost.now`.
+   * Commits a checked chunk into the step's open run: enclosure, size (`bound`: an upper bound of its
+   * payload's JSON bytes, or -1 to measure the general way), guards (their `chunk` hook, else a built
+   * candidate), the log, the writer, then the chunk listeners. No event is built unless the size
+   * needs measuring or a guard has no `chunk` hook. `reading`: see `SessionHost.now`.
+   *
+   * `chunk` is frozen, except (`unfrozen`) a copy `appendChunk` made of a chunk without nested
+   * objects: that one is frozen here before a guard, a listener or a built event can see it, and
+   * otherwise when the run first hands it out (`ChunkRun.chunkAt`); a chunk nothing observes while
+   * it is appended is never frozen, a saving of one `Object.freeze` (about a microsecond) per chunk.
    */
   private commitChunk(
     turn: number,
@@ -183,11 +191,15 @@ export class LiveSession implements Session {
     seq: number,
     bound: number,
     reading?: number,
+    unfrozen = false,
   ): void {
     this.enclosure.checkChunk(turn, step, seq)
     const time = this.host.now(reading)
     let candidate: SessionEvent | undefined
-    if (bound < 0 || bound > chunkSizeBudget(this.host.maxEventBytes)) {
+    const measured = bound < 0 || bound > chunkSizeBudget(this.host.maxEventBytes)
+    if (unfrozen && (measured || this.host.guards().length > 0 || this.host.chunkObserved()))
+      Object.freeze(chunk)
+    if (measured) {
       candidate = materializeChunk(seq, time, turn, step, chunk)
       assertEventSize(candidate, this.host.maxEventBytes, this.id)
     }
