@@ -242,8 +242,9 @@ describe('chunk runs', () => {
     session.appendChunk(1, 1, CHUNKS[0] as StreamChunk)
     const read = session.eventAt(3) as SessionEvent & { data: { chunk: StreamChunk } }
     expect(Object.isFrozen(read.data.chunk)).toBe(true)
-    expect(Object.isFrozen(session.events[3]?.data)).toBe(true)
-    expect(Object.isFrozen((session.events[3]?.data as { chunk: StreamChunk }).chunk)).toBe(true)
+    const listed = session.events[3] as SessionEvent & { data: { chunk: StreamChunk } }
+    expect(Object.isFrozen(listed.data)).toBe(true)
+    expect(Object.isFrozen(listed.data.chunk)).toBe(true)
     const seen: boolean[] = []
     const disposeListener = app.sessions.onChunk((_live, _seq, _time, _turn, _step, chunk) => {
       seen.push(Object.isFrozen(chunk))
