@@ -55,8 +55,7 @@ export class ChunkRun {
   }
 
   /**
-   * Appends one entry (the run's next seq); `chunk` must be plain JSON with a string `type`, frozen
-   * or (a copy nothing has seen) frozen when first handed out.
+   * Appends one entry (the run's next seq); `chunk` must be frozen plain JSON with a string `type`.
    * `canonical`: `chunk` is a copy `snapshotChunk` built (one of the common forms, keys in canonical
    * order), which the encoder writes without walking its keys.
    */
@@ -86,16 +85,11 @@ export class ChunkRun {
     return (this.times ?? this.decodedTimes())[seq - this.first] as number
   }
 
-  /**
-   * The chunk of `seq` (within the run), frozen. An open run's chunk may have been pushed unfrozen
-   * (nothing saw it while it was appended: `LiveSession.commitChunk`); it is frozen the first time it
-   * is handed out.
-   */
+  /** The chunk of `seq` (within the run), frozen. */
   chunkAt(seq: number): StreamChunk {
     const index = seq - this.first
     const open = this.open
-    if (open === undefined) return this.decoded().chunks[index] as StreamChunk
-    return Object.freeze(open[index] as StreamChunk)
+    return (open === undefined ? this.decoded().chunks : open)[index] as StreamChunk
   }
 
   /** The times of seqs `[from, from + count)` (within the run), as a new array. */
@@ -104,14 +98,11 @@ export class ChunkRun {
     return (this.times ?? this.decodedTimes()).slice(start, start + count)
   }
 
-  /** The chunks of seqs `[from, from + count)` (within the run), frozen, as a new array. */
+  /** The chunks of seqs `[from, from + count)` (within the run), as a new array. */
   chunksOf(from: number, count: number): StreamChunk[] {
     const start = from - this.first
     const open = this.open
-    if (open === undefined) return this.decoded().chunks.slice(start, start + count)
-    const chunks = open.slice(start, start + count)
-    for (const chunk of chunks) Object.freeze(chunk)
-    return chunks
+    return (open === undefined ? this.decoded().chunks : open).slice(start, start + count)
   }
 
   /** The event at `seq` (within the run), built and frozen: equal to, not the same as, any earlier one. */

@@ -141,11 +141,9 @@ export function snapshotChunkData(value: unknown): ChunkData | undefined {
 
 /**
  * The chunk part of `snapshotChunkData`: a frozen copy of `value` if it is a stream chunk in the
- * common form, else `undefined` (take the general path). With `freeze` false, a delta's or block
- * start's copy (the forms without nested objects) is left unfrozen, for a caller that freezes it
- * before it can escape (see `LiveSession.commitChunk`); every nested object is frozen either way.
+ * common form, else `undefined` (take the general path).
  */
-export function snapshotChunk(value: unknown, freeze = true): StreamChunk | undefined {
+export function snapshotChunk(value: unknown): StreamChunk | undefined {
   if (!isPlain(value)) return undefined
   const { type, index } = value
   if (!isCount(index)) return copyTail(value)
@@ -154,19 +152,15 @@ export function snapshotChunk(value: unknown, freeze = true): StreamChunk | unde
     case 'reasoning-delta': {
       const text = value.text
       if (typeof text !== 'string' || !hasKeys(value, DELTA_KEYS)) return undefined
-      const copy = { type, index, text }
-      return freeze ? Object.freeze(copy) : copy
+      return Object.freeze({ type, index, text })
     }
     case 'block-start': {
       const blockType = value.blockType
       if (typeof blockType !== 'string' || !hasKeys(value, START_KEYS)) return undefined
-      const copy = { type, index, blockType } as StreamChunk
-      return freeze ? Object.freeze(copy) : copy
+      return Object.freeze({ type, index, blockType }) as StreamChunk
     }
-    case 'tool-call-delta': {
-      const copy = copyCallDelta(value, index)
-      return freeze && copy !== undefined ? Object.freeze(copy) : copy
-    }
+    case 'tool-call-delta':
+      return copyCallDelta(value, index)
     case 'block-end': {
       if (!hasKeys(value, END_KEYS)) return undefined
       const block = copyBlock(value.block)
@@ -214,8 +208,7 @@ function copyCallDelta(value: Readonly<Record<string, unknown>>, index: number):
     : hasName
       ? { type, index, name, argumentsDelta }
       : { type, index, argumentsDelta }
-  // Not frozen here: `snapshotChunk` freezes it (or leaves it to its caller).
-  return chunk as StreamChunk
+  return Object.freeze(chunk) as StreamChunk
 }
 
 function copyBlock(value: unknown): ContentBlock | undefined {

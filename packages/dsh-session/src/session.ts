@@ -54,8 +54,6 @@ export interface SessionHost {
    * for the clock when the store's clock is `Date.now` (one clock read per chunk, not two).
    */
   now(reading?: number): number
-  /** Whether anything listens for committed chunk entries (`onChunk`, `session/chunk`). */
-  chunkObserved(): boolean
 }
 
 /** How a live session starts: its identity, history already committed (loaded or seeded), its writer. */
@@ -146,10 +144,9 @@ export class LiveSession implements Session {
     const seq = this.log.length
     this.enter('assistant/chunk', seq)
     try {
-      // Left unfrozen when it holds only primitives: `commitChunk` freezes it if anything sees it.
-      const copy = isOrdinal(turn) && isOrdinal(step) ? snapshotChunk(chunk, false) : undefined
+      const copy = isOrdinal(turn) && isOrdinal(step) ? snapshotChunk(chunk) : undefined
       const reading = Number.isSafeInteger(now) ? now : undefined
-      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy), reading, true)
+      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy), reading)
       else this.appendGeneral('assistant/chunk', { turn, step, chunk }, undefined, seq)
       return seq
     } finally {
@@ -174,15 +171,10 @@ export class LiveSession implements Session {
   }
 
   /**
-   * Commits a checked chunk into the step's open run: enclosure, size (`bound`: an upper bound of its
-   * payload's JSON bytes, or -1 to measure the general way), guards (their `chunk` hook, else a built
-   * candidate), the log, the writer, then the chunk listeners. No event is built unless the size
-   * needs measuring or a guard has no `chunk` hook. `reading`: see `SessionHost.now`.
-   *
-   * `chunk` is frozen, except (`unfrozen`) a copy `appendChunk` made of a chunk without nested
-   * objects: that one is frozen here before a guard, a listener or a built event can see it, and
-   * otherwise when the run first hands it out (`ChunkRun.chunkAt`); a chunk nothing observes while
-   * it is appended is never frozen, a saving of one `Object.freeze` (about a microsecond) per chunk.
+   * Commits a checked, frozen chunk into the step's open run: enclosure, size (`bound`: an upper
+   * bound of its payload's JSON bytes, or -1 to measure the general way), guards (their `chunk` hook,
+   * else a built candidate), the log, the writer, then the chunk listeners. No event is built unless
+   * the size needs measuring or a guard has no `chunk` hook. `reading`: see `SessionHost.now`.
    */
   private commitChunk(
     turn: number,
@@ -191,15 +183,11 @@ export class LiveSession implements Session {
     seq: number,
     bound: number,
     reading?: number,
-    unfrozen = false,
   ): void {
     this.enclosure.checkChunk(turn, step, seq)
     const time = this.host.now(reading)
     let candidate: SessionEvent | undefined
-    const measured = bound < 0 || bound > chunkSizeBudget(this.host.maxEventBytes)
-    if (unfrozen && (measured || this.host.guards().length > 0 || this.host.chunkObserved()))
-      Object.freeze(chunk)
-    if (measured) {
+    if (bound < 0 || bound > chunkSizeBudget(this.host.maxEventBytes)) {
       candidate = materializeChunk(seq, time, turn, step, chunk)
       assertEventSize(candidate, this.host.maxEventBytes, this.id)
     }

@@ -143,7 +143,6 @@ export class Sessions extends Service implements SessionStore {
           }
         }
       },
-      chunkObserved: () => this.chunkListeners.length > 0 || bus.has('session/chunk'),
       notifyChunk: (session, seq, time, turn, step, chunk) => {
         if (bus.has('session/chunk')) bus.emit('session/chunk', [session, seq, time, turn, step, chunk])
         const listeners = this.chunkListeners
