@@ -35,6 +35,8 @@ export class ChunkRun {
   private json = ''
   private texts: readonly string[] | undefined
   private size = 0
+  /** Whether every chunk pushed so far was built by the session's chunk snapshot (see `push`). */
+  private canonical = true
 
   constructor(
     readonly first: number,
@@ -52,20 +54,26 @@ export class ChunkRun {
     return this.open !== undefined
   }
 
-  /** Appends one entry (the run's next seq); `chunk` must be frozen plain JSON with a string `type`. */
-  push(time: number, chunk: StreamChunk): void {
+  /**
+   * Appends one entry (the run's next seq); `chunk` must be plain JSON with a string `type`, frozen
+   * or (a copy nothing has seen) frozen when first handed out.
+   * `canonical`: `chunk` is a copy `snapshotChunk` built (one of the common forms, keys in canonical
+   * order), which the encoder writes without walking its keys.
+   */
+  push(time: number, chunk: StreamChunk, canonical = false): void {
     const times = this.times as number[]
     times[times.length] = time
     const open = this.open as StreamChunk[]
     open[open.length] = chunk
     this.size++
+    if (!canonical) this.canonical = false
   }
 
   /** Encodes the chunks compactly; no `push` follows. */
   seal(): void {
     const open = this.open
     if (open === undefined) return
-    const encoded = encodeRun(open, this.times as number[])
+    const encoded = encodeRun(open, this.times as number[], this.canonical)
     this.json = encoded.json
     this.texts = encoded.texts
     this.times = encoded.timesEncoded ? undefined : (this.times as number[]).slice()
@@ -78,11 +86,16 @@ export class ChunkRun {
     return (this.times ?? this.decodedTimes())[seq - this.first] as number
   }
 
-  /** The chunk of `seq` (within the run), frozen. */
+  /**
+   * The chunk of `seq` (within the run), frozen. An open run's chunk may have been pushed unfrozen
+   * (nothing saw it while it was appended: `LiveSession.commitChunk`); it is frozen the first time it
+   * is handed out.
+   */
   chunkAt(seq: number): StreamChunk {
     const index = seq - this.first
     const open = this.open
-    return (open === undefined ? this.decoded().chunks : open)[index] as StreamChunk
+    if (open === undefined) return this.decoded().chunks[index] as StreamChunk
+    return Object.freeze(open[index] as StreamChunk)
   }
 
   /** The times of seqs `[from, from + count)` (within the run), as a new array. */
@@ -91,11 +104,14 @@ export class ChunkRun {
     return (this.times ?? this.decodedTimes()).slice(start, start + count)
   }
 
-  /** The chunks of seqs `[from, from + count)` (within the run), as a new array. */
+  /** The chunks of seqs `[from, from + count)` (within the run), frozen, as a new array. */
   chunksOf(from: number, count: number): StreamChunk[] {
     const start = from - this.first
     const open = this.open
-    return (open === undefined ? this.decoded().chunks : open).slice(start, start + count)
+    if (open === undefined) return this.decoded().chunks.slice(start, start + count)
+    const chunks = open.slice(start, start + count)
+    for (const chunk of chunks) Object.freeze(chunk)
+    return chunks
   }
 
   /** The event at `seq` (within the run), built and frozen: equal to, not the same as, any earlier one. */

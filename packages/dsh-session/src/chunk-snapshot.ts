@@ -141,9 +141,11 @@ export function snapshotChunkData(value: unknown): ChunkData | undefined {
 
 /**
  * The chunk part of `snapshotChunkData`: a frozen copy of `value` if it is a stream chunk in the
- * common form, else `undefined` (take the general path).
+ * common form, else `undefined` (take the general path). With `freeze` false, a delta's or block
+ * start's copy (the forms without nested objects) is left unfrozen, for a caller that freezes it
+ * before it can escape (see `LiveSession.commitChunk`); every nested object is frozen either way.
  */
-export function snapshotChunk(value: unknown): StreamChunk | undefined {
+export function snapshotChunk(value: unknown, freeze = true): StreamChunk | undefined {
   if (!isPlain(value)) return undefined
   const { type, index } = value
   if (!isCount(index)) return copyTail(value)
@@ -152,15 +154,19 @@ export function snapshotChunk(value: unknown): StreamChunk | undefined {
     case 'reasoning-delta': {
       const text = value.text
       if (typeof text !== 'string' || !hasKeys(value, DELTA_KEYS)) return undefined
-      return Object.freeze({ type, index, text })
+      const copy = { type, index, text }
+      return freeze ? Object.freeze(copy) : copy
     }
     case 'block-start': {
       const blockType = value.blockType
       if (typeof blockType !== 'string' || !hasKeys(value, START_KEYS)) return undefined
-      return Object.freeze({ type, index, blockType }) as StreamChunk
+      const copy = { type, index, blockType } as StreamChunk
+      return freeze ? Object.freeze(copy) : copy
     }
-    case 'tool-call-delta':
-      return copyCallDelta(value, index)
+    case 'tool-call-delta': {
+      const copy = copyCallDelta(value, index)
+      return freeze && copy !== undefined ? Object.freeze(copy) : copy
+    }
     case 'block-end': {
       if (!hasKeys(value, END_KEYS)) return undefined
       const block = copyBlock(value.block)
@@ -208,7 +214,8 @@ function copyCallDelta(value: Readonly<Record<string, unknown>>, index: number):
     : hasName
       ? { type, index, name, argumentsDelta }
       : { type, index, argumentsDelta }
-  return Object.freeze(chunk) as StreamChunk
+  // Not frozen here: `snapshotChunk` freezes it (or leaves it to its caller).
+  return chunk as StreamChunk
 }
 
 function copyBlock(value: unknown): ContentBlock | undefined {

@@ -143,6 +143,7 @@ export class Sessions extends Service implements SessionStore {
           }
         }
       },
+      chunkObserved: () => this.chunkListeners.length > 0 || bus.has('session/chunk'),
       notifyChunk: (session, seq, time, turn, step, chunk) => {
         if (bus.has('session/chunk')) bus.emit('session/chunk', [session, seq, time, turn, step, chunk])
         const listeners = this.chunkListeners
@@ -160,7 +161,8 @@ export class Sessions extends Service implements SessionStore {
       // Checked by the session before any guard: an oversized event is refused before it commits.
       maxEventBytes: limit,
       guards: () => this.appendGuards,
-      now: () => this.repairTime ?? this.clock(),
+      now: (reading) =>
+        this.repairTime ?? (reading !== undefined && this.clock === Date.now ? reading : this.clock()),
     }
     ctx.effect(() => () => this.closeAll(), 'close live sessions')
   }

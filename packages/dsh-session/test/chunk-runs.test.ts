@@ -6,8 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { StreamChunk } from 'dsh-llm'
-import { type AppendGuard, JsonlStorage, type Session, type SessionEvent } from 'dsh-session'
+import { Context } from 'cordis'
+import { CallId, type StreamChunk } from 'dsh-llm'
+import { type AppendGuard, JsonlStorage, type Session, type SessionEvent, Sessions } from 'dsh-session'
 import { afterEach, describe, expect, test } from 'vitest'
 import { chunkEventsBuilt } from '../src/chunk-runs.ts'
 import { assistant, mountSessions, refusal, user } from './support.ts'
@@ -208,5 +209,67 @@ describe('chunk runs', () => {
     await app.sessions.close(session)
     const reopened = await app.sessions.open(session.id)
     expect(JSON.stringify(reopened.events)).toBe(json)
+  })
+
+  test("a chunk's time is the caller's clock reading under the default clock, and the clock's otherwise", async () => {
+    const defaultClock = new Context()
+    await defaultClock.plugin(Sessions)
+    const live = await defaultClock.sessions.create()
+    openStep(live)
+    const before = Date.now()
+    live.appendChunk(1, 1, CHUNKS[0] as StreamChunk, 1_234)
+    // Not a safe integer: ignored, the clock is read.
+    live.appendChunk(1, 1, CHUNKS[1] as StreamChunk, 1.5)
+    live.appendChunk(1, 1, CHUNKS[2] as StreamChunk)
+    const times = live.events.slice(3).map((event) => event.time)
+    expect(times[0]).toBe(1_234)
+    expect(times[1]).toBeGreaterThanOrEqual(before)
+    expect(times[2]).toBeGreaterThanOrEqual(before)
+
+    // A configured clock (here 1000, 1001, ... from the session header on) is always the one read.
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    session.appendChunk(1, 1, CHUNKS[0] as StreamChunk, 1_234)
+    expect(session.events.slice(3).map((event) => event.time)).toEqual([1004])
+  })
+
+  test('a chunk is frozen wherever it is seen: a guard hook, a listener, a read of the open run', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    // Nothing observes the first chunk while it is appended; a read of the open run hands it out.
+    session.appendChunk(1, 1, CHUNKS[0] as StreamChunk)
+    const read = session.eventAt(3) as SessionEvent & { data: { chunk: StreamChunk } }
+    expect(Object.isFrozen(read.data.chunk)).toBe(true)
+    expect(Object.isFrozen(session.events[3]?.data)).toBe(true)
+    expect(Object.isFrozen((session.events[3]?.data as { chunk: StreamChunk }).chunk)).toBe(true)
+    const seen: boolean[] = []
+    const disposeListener = app.sessions.onChunk((_live, _seq, _time, _turn, _step, chunk) => {
+      seen.push(Object.isFrozen(chunk))
+    })
+    session.appendChunk(1, 1, CHUNKS[1] as StreamChunk)
+    disposeListener()
+    const hooked: AppendGuard = Object.assign(() => undefined, {
+      chunk: (_live: Session, _seq: number, _turn: number, _step: number, chunk: StreamChunk) => {
+        seen.push(Object.isFrozen(chunk))
+      },
+    })
+    const disposeGuard = app.sessions.guard(hooked)
+    session.appendChunk(1, 1, {
+      type: 'tool-call-delta',
+      index: 1,
+      id: CallId('c1'),
+      argumentsDelta: '{',
+    })
+    disposeGuard()
+    expect(seen).toEqual([true, true])
+    // The input is never frozen: the session keeps a copy.
+    const input: StreamChunk = { type: 'text-delta', index: 0, text: 'x' }
+    session.appendChunk(1, 1, input)
+    expect(Object.isFrozen(input)).toBe(false)
+    for (const event of session.events.slice(3)) {
+      expect(Object.isFrozen((event.data as { chunk: StreamChunk }).chunk)).toBe(true)
+    }
   })
 })
