@@ -7,6 +7,7 @@ import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks'
 import type { SessionId } from './ids.ts'
 import type { LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
+import { whenStreamEnded } from './stream-listeners.ts'
 
 /** Where a loop-built request came from: the session, the log prefix it saw, and its step. */
 export interface LoopRequestMark {
@@ -129,10 +130,14 @@ export function streamInLoopStep(llm: LoopStepStreamer, request: LlmRequest): As
         close()
         throw error
       }
+      // The stream of an `llm/stream` listener hears its own end in the reaction that blames its
+      // failures: its results then need no second reaction here.
+      const heard = whenStreamEnded(iterator, close)
       return {
         next: () => {
           try {
-            return context.runInAsyncScope(iterator.next, iterator).then(settle, fail)
+            const pending = context.runInAsyncScope(iterator.next, iterator)
+            return heard ? pending : pending.then(settle, fail)
           } catch (error) {
             close()
             return Promise.reject(error)

@@ -102,22 +102,75 @@ function blamedIterable(source: AsyncIterable<StreamChunk>, name: string): Async
       } catch (error) {
         throw blame(error, name)
       }
-      const rethrow = (error: unknown): never => {
-        throw blame(error, name)
-      }
-      return {
-        next: () => {
-          try {
-            return iterator.next().catch(rethrow)
-          } catch (error) {
-            return Promise.reject(blame(error, name))
-          }
-        },
-        return: (value?: unknown) =>
-          iterator.return === undefined
-            ? Promise.resolve({ done: true as const, value: undefined })
-            : iterator.return(value).catch(rethrow),
-      }
+      return new BlamedIterator(iterator, name)
     },
   }
+}
+
+/**
+ * A listener's stream with its failures blamed on the listener. `whenEnded` lets the one who reads
+ * it (`streamInLoopStep`) hear the end in the same reaction that blames a failure: one promise per
+ * chunk instead of two.
+ */
+class BlamedIterator implements AsyncIterator<StreamChunk> {
+  /** Called once the stream ended: a `done` result, or a failure of `next`. */
+  private ended: (() => void) | undefined
+
+  constructor(
+    private readonly iterator: AsyncIterator<StreamChunk>,
+    private readonly name: string,
+  ) {}
+
+  private readonly rethrow = (error: unknown): never => {
+    throw blame(error, this.name)
+  }
+
+  private readonly settled = (result: IteratorResult<StreamChunk>): IteratorResult<StreamChunk> => {
+    if (result.done === true) this.ended?.()
+    return result
+  }
+
+  private readonly failed = (error: unknown): never => {
+    this.ended?.()
+    throw blame(error, this.name)
+  }
+
+  /** Calls `ended` once the stream ends; false (and nothing is called) when another is already set. */
+  whenEnded(ended: () => void): boolean {
+    if (this.ended !== undefined) return false
+    this.ended = ended
+    return true
+  }
+
+  next(): Promise<IteratorResult<StreamChunk>> {
+    try {
+      // Typed as what a listener's iterator may return in fact: not always a promise.
+      const pending: PromiseLike<IteratorResult<StreamChunk>> = this.iterator.next()
+      // A promise's `catch` is its `then`: with `ended` heard, both reactions go in one.
+      if (this.ended !== undefined && pending instanceof Promise)
+        return pending.then(this.settled, this.failed)
+      const blamed = (pending as Promise<IteratorResult<StreamChunk>>).catch(this.rethrow)
+      return this.ended === undefined ? blamed : blamed.then(this.settled, this.failed)
+    } catch (error) {
+      this.ended?.()
+      return Promise.reject(blame(error, this.name))
+    }
+  }
+
+  return(value?: unknown): Promise<IteratorResult<StreamChunk>> {
+    const iterator = this.iterator
+    return iterator.return === undefined
+      ? Promise.resolve({ done: true as const, value: undefined })
+      : iterator.return(value).catch(this.rethrow)
+  }
+}
+
+/**
+ * Calls `ended` once the stream of `iterator` ends (a `done` result or a failed `next`), when it is
+ * the stream of an `llm/stream` listener (`LlmRuntime.stream` with listeners mounted) whose end
+ * nobody hears yet. Returns false, calling nothing, for any other iterator: the caller then watches
+ * the results itself. Package-internal.
+ */
+export function whenStreamEnded(iterator: AsyncIterator<StreamChunk>, ended: () => void): boolean {
+  return iterator instanceof BlamedIterator && iterator.whenEnded(ended)
 }

@@ -3,15 +3,19 @@
  * the `llm/stream` chain does while the loop iterates — on the first `next()` or a later one, before
  * or after an await — sees the step, and the consumer's own code between chunks does not.
  */
+import { Context } from 'cordis'
 import {
   currentLoopStep,
   type LlmRequest,
+  LlmRuntime,
   type LoopStepScope,
   markLoopRequest,
   outsideLoopStep,
   type SessionId,
   type StreamChunk,
+  StreamListenerError,
   streamInLoopStep,
+  streamListenerOf,
   trackLoopSteps,
 } from 'dsh-llm'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -142,5 +146,85 @@ describe('streamInLoopStep', () => {
       // drained
     }
     expect(log).toEqual(['stream: none'])
+  })
+
+  describe('through ctx.llm with an llm/stream listener mounted', () => {
+    /** A runtime whose adapter yields `a` then `b` (the second after an await), under one listener. */
+    async function runtime(log: string[], fail?: Error): Promise<Context> {
+      const app = new Context()
+      await app.plugin(LlmRuntime)
+      app.llm.registerAdapter('p', {
+        stream: () =>
+          (async function* () {
+            log.push(`adapter: ${seen()}`)
+            yield text('a')
+            await tick()
+            log.push(`adapter resumed: ${seen()}`)
+            yield text('b')
+          })(),
+      })
+      await app.plugin({
+        name: 'wrapper',
+        inject: ['llm'],
+        apply(ctx: Context) {
+          ctx.on('llm/stream', async function* (_request, next) {
+            for await (const chunk of next()) {
+              yield chunk
+              log.push(`listener resumed: ${seen()}`)
+            }
+            tick().then(() => log.push(`scheduled at the end, run later: ${seen()}`))
+            if (fail !== undefined) throw fail
+          })
+        },
+      })
+      return app
+    }
+
+    it('keeps the scope on every next() and closes it when the stream ends', async () => {
+      const log: string[] = []
+      const app = await runtime(log)
+      for await (const chunk of streamInLoopStep(app.llm, marked())) {
+        log.push(`consumer got ${chunk.type === 'text-delta' ? chunk.text : chunk.type}: ${seen()}`)
+      }
+      log.push(`after the stream: ${seen()}`)
+      await tick()
+      await tick()
+      expect(log).toEqual([
+        'adapter: turn 1 step 2',
+        'consumer got a: none',
+        'listener resumed: turn 1 step 2',
+        'adapter resumed: turn 1 step 2',
+        'consumer got b: none',
+        'listener resumed: turn 1 step 2',
+        'after the stream: none',
+        'scheduled at the end, run later: none',
+      ])
+    })
+
+    it('closes the scope when the listener throws, and blames the listener', async () => {
+      const log: string[] = []
+      const app = await runtime(log, new Error('boom'))
+      const iterator = streamInLoopStep(app.llm, marked())[Symbol.asyncIterator]()
+      const results: string[] = []
+      let thrown: unknown
+      try {
+        for (;;) {
+          const result = await iterator.next()
+          if (result.done === true) break
+          results.push(result.value.type)
+        }
+      } catch (error) {
+        thrown = error
+      }
+      await tick()
+      await tick()
+      expect(results).toEqual(['text-delta', 'text-delta'])
+      expect(thrown).toBeInstanceOf(StreamListenerError)
+      expect((thrown as StreamListenerError).message).toBe(
+        'llm/stream listener of plugin "wrapper" threw: boom',
+      )
+      expect(streamListenerOf(thrown)).toBe('wrapper')
+      expect(log.at(-1)).toBe('scheduled at the end, run later: none')
+    })
   })
 })

@@ -16,6 +16,45 @@ export const ABSENT: unique symbol = Symbol('absent')
 
 /** The first difference between `expected` and `found` under `path`, depth first, or `undefined`. */
 export function firstDifference(expected: unknown, found: unknown, path: string): Difference | undefined {
+  // Equal values, the common case, are confirmed without building a path or a key set.
+  return sameJson(expected, found) ? undefined : locate(expected, found, path)
+}
+
+/**
+ * Whether `locate` finds no difference between `a` and `b`: the same comparison (a member whose
+ * value is `undefined` is absent, key order does not matter), as a yes or no, allocating nothing.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  const isArray = Array.isArray(a)
+  if (isArray !== Array.isArray(b)) return false
+  if (isArray) {
+    const x = a as readonly unknown[]
+    const y = b as readonly unknown[]
+    if (x.length !== y.length) return false
+    for (let i = 0; i < x.length; i++) if (!sameJson(x[i], y[i])) return false
+    return true
+  }
+  const x = a as Record<string, unknown>
+  const y = b as Record<string, unknown>
+  // `for...in` with an own-key test visits what `Object.keys` lists. An absent member reads as
+  // `undefined` on both sides, which `sameJson` treats as `locate` treats `ABSENT`.
+  for (const key in x) if (Object.hasOwn(x, key) && !sameJson(x[key], y[key])) return false
+  for (const key in y) {
+    if (Object.hasOwn(y, key) && !isListedKey(x, key) && !sameJson(x[key], y[key])) return false
+  }
+  return true
+}
+
+const listsKey = Object.prototype.propertyIsEnumerable
+
+/** Whether `Object.keys(record)` lists `key` (own and enumerable). */
+function isListedKey(record: object, key: string): boolean {
+  return listsKey.call(record, key)
+}
+
+function locate(expected: unknown, found: unknown, path: string): Difference | undefined {
   if (Object.is(expected, found)) return undefined
   if (typeof expected !== 'object' || typeof found !== 'object' || expected === null || found === null) {
     return { path, expected, found }
@@ -26,7 +65,7 @@ export function firstDifference(expected: unknown, found: unknown, path: string)
     for (let i = 0; i < length; i++) {
       const a = i < expected.length ? expected[i] : ABSENT
       const b = i < found.length ? found[i] : ABSENT
-      const diff = firstDifference(a, b, `${path}[${i}]`)
+      const diff = locate(a, b, `${path}[${i}]`)
       if (diff !== undefined) return diff
     }
     return undefined
@@ -35,7 +74,7 @@ export function firstDifference(expected: unknown, found: unknown, path: string)
   const b = found as Record<string, unknown>
   const keys = new Set([...Object.keys(a), ...Object.keys(b)])
   for (const key of keys) {
-    const diff = firstDifference(member(a, key), member(b, key), `${path}.${key}`)
+    const diff = locate(member(a, key), member(b, key), `${path}.${key}`)
     if (diff !== undefined) return diff
   }
   return undefined

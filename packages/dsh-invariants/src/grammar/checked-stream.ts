@@ -35,7 +35,8 @@ class CheckedStream {
   private iterator: AsyncIterator<StreamChunk> | undefined
   /** True once nothing more is read from the source: it ended, threw, broke the grammar or was closed. */
   private over = false
-  private held: StreamChunk | undefined
+  /** The source's result carrying the `finish` chunk, delivered once the source has ended. */
+  private held: Result | undefined
   /** Calls made and not yet answered; while any is, a new call waits for `tail`. */
   private waiting = 0
   private tail: Promise<unknown> | undefined
@@ -116,7 +117,7 @@ class CheckedStream {
       if (held !== undefined) {
         this.held = undefined
         this.waiting--
-        return { done: false, value: held }
+        return held
       }
       const problem = this.grammar.end()
       if (problem !== undefined) return this.reject(this.fail(problem))
@@ -131,12 +132,16 @@ class CheckedStream {
         () => this.reject(error),
       )
     }
+    // The source's own result object goes on when it is a plain `{done: false, value}`: one that
+    // an async generator (or the adapter stream) made has V8's iterator-result shape, so each
+    // promise resolved with it downstream skips the lookup of a `then` member.
+    const out = result.done === false ? result : { done: false as const, value: chunk }
     if (chunk.type === 'finish') {
-      this.held = chunk
+      this.held = out
       return this.pull()
     }
     this.waiting--
-    return { done: false, value: chunk }
+    return out
   }
 
   /** Stops reading; closes the source (awaiting its `return`) if it was opened and had not ended. */

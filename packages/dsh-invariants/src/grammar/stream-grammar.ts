@@ -10,11 +10,17 @@ interface BlockState {
   closed: boolean
 }
 
-const DELTA_BLOCK_TYPE = {
-  'text-delta': 'text',
-  'reasoning-delta': 'reasoning',
-  'tool-call-delta': 'tool-call',
-} as const
+/** The block type a delta needs (a switch: a keyed lookup by the chunk's type goes megamorphic). */
+function deltaBlockType(type: 'text-delta' | 'reasoning-delta' | 'tool-call-delta'): string {
+  switch (type) {
+    case 'text-delta':
+      return 'text'
+    case 'reasoning-delta':
+      return 'reasoning'
+    default:
+      return 'tool-call'
+  }
+}
 
 /**
  * Checks one stream. Rules: `block-start` opens an index not used before in this stream; a delta needs
@@ -28,6 +34,9 @@ const DELTA_BLOCK_TYPE = {
  */
 export class StreamGrammar {
   private readonly blocks = new Map<number, BlockState>()
+  /** The block last looked up or set, and its index: a stream's deltas mostly follow their block's start. */
+  private lastIndex: number | undefined
+  private lastBlock: BlockState | undefined
   private position = 0
   private usageAt: number | undefined
   private finishedAt: number | undefined
@@ -45,16 +54,16 @@ export class StreamGrammar {
     }
     switch (chunk.type) {
       case 'block-start': {
-        const previous = this.blocks.get(chunk.index)
-        this.blocks.set(chunk.index, { blockType: chunk.blockType, closed: false })
+        const previous = this.block(chunk.index)
+        this.setBlock(chunk.index, { blockType: chunk.blockType, closed: false })
         if (previous === undefined) return undefined
         return `${label(at, chunk)} starts block ${chunk.index} again; it was already started as ${previous.blockType}${previous.closed ? ' and ended' : ''}`
       }
       case 'text-delta':
       case 'reasoning-delta':
       case 'tool-call-delta': {
-        const wanted = DELTA_BLOCK_TYPE[chunk.type]
-        const block = this.blocks.get(chunk.index)
+        const wanted = deltaBlockType(chunk.type)
+        const block = this.block(chunk.index)
         if (block === undefined) {
           return `${label(at, chunk)} needs an open ${wanted} block ${chunk.index}, but no block-start opened it`
         }
@@ -66,9 +75,9 @@ export class StreamGrammar {
         return undefined
       }
       case 'block-end': {
-        const block = this.blocks.get(chunk.index)
+        const block = this.block(chunk.index)
         if (block === undefined) {
-          this.blocks.set(chunk.index, { blockType: chunk.block.type, closed: true })
+          this.setBlock(chunk.index, { blockType: chunk.block.type, closed: true })
           return `${label(at, chunk)} ends block ${chunk.index}, which no block-start opened`
         }
         if (block.closed) return `${label(at, chunk)} ends block ${chunk.index}, which already ended`
@@ -91,6 +100,22 @@ export class StreamGrammar {
         return `${label(at, chunk)} has an unknown chunk type ${JSON.stringify((unknown as { type?: unknown }).type)}`
       }
     }
+  }
+
+  private block(index: number): BlockState | undefined {
+    if (index === this.lastIndex) return this.lastBlock
+    const block = this.blocks.get(index)
+    if (block !== undefined) {
+      this.lastIndex = index
+      this.lastBlock = block
+    }
+    return block
+  }
+
+  private setBlock(index: number, block: BlockState): void {
+    this.blocks.set(index, block)
+    this.lastIndex = index
+    this.lastBlock = block
   }
 
   /** Checks the end of the stream: `undefined` if a `finish` was seen, else the violation message. */

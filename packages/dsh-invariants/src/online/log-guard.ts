@@ -24,7 +24,7 @@ export function installLogGrammar(ctx: Context, sink: CheckSink): void {
   }
   const guard: AppendGuard = (session, candidate) => {
     sink.count('eventsChecked')
-    const [violation] = grammarOf(session).check(candidate)
+    const violation = grammarOf(session).check(candidate)[0]
     if (violation !== undefined) throw sink.fail({ ...violation, sessionId: session.id })
   }
   // Chunk entries are checked from their parts; the grammar applies the entry once it is committed.
