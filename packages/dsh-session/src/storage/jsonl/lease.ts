@@ -97,7 +97,7 @@ export function assertStillOwned(lease: Lease, sessionId: string, file: string):
   try {
     folder = statSync(lease.dir, IF_PRESENT)
     const seen = lease.folder
-    if (seen !== undefined && seen.quiet && folder !== undefined && sameFolder(seen, folder)) return
+    if (seen?.quiet && folder !== undefined && sameFolder(seen, folder)) return
     held = lease.lock.held()
     found = lease.identity === undefined ? undefined : identityOf(file)
   } catch (error) {
