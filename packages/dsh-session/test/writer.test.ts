@@ -106,6 +106,27 @@ describe('SessionWriter (group commit)', () => {
     expect(storage.batches).toEqual([[0], [1]])
   })
 
+  test('a writer flushed more often than its commit delay moves one timer forward and never lets it expire', async () => {
+    // Wide margins: only a stall of over 180 ms between two flushes would let the timer expire.
+    const { storage, session } = await setup({ commitDelayMs: 200 })
+    const realSetTimeout = globalThis.setTimeout
+    const sleep = (ms: number) => new Promise((resolve) => realSetTimeout(resolve, ms))
+    const armed = vi.spyOn(globalThis, 'setTimeout')
+    try {
+      for (let i = 0; i < 12; i++) {
+        session.append('user/message', user(`u${i}`))
+        await sleep(20)
+        await session.flush()
+      }
+      // One timer, armed by the first event and restarted by each first event after a flush.
+      expect(armed).toHaveBeenCalledTimes(1)
+      // Every event went out with its flush: no background write started between two of them.
+      expect(storage.batches).toEqual([[0], [1], [2], [3], [4], [5], [6], [7], [8], [9], [10], [11]])
+    } finally {
+      armed.mockRestore()
+    }
+  })
+
   test('closing a session leaves no writer timer behind', async () => {
     const storage = new RecordingStorage()
     const app = await mountSessions({ storage })

@@ -153,13 +153,21 @@ export class SessionWriter implements EventWriter {
     this.startSoon()
   }
 
-  /** After an enqueue: arms the background write unless one runs, is armed, or writing is paused. */
+  /**
+   * After an enqueue: arms the background write unless one runs, is armed for a waiting event, or
+   * writing is paused. A timer still armed from before the last flush (nothing waits on it) is
+   * restarted from now (`refresh`), so a writer flushed more often than its delay (the agent loop's
+   * barriers) moves one timer forward instead of taking its expiry: about one expiry per step before
+   * (run with an async-context push when async hooks are on, ~14 µs in the durable step's profile).
+   */
   private startSoon(): void {
     if (this.writing || this.paused) return
     if (this.commitDelayMs > 0) {
       if (this.waitingSince >= 0) return
       this.waitingSince = performance.now()
-      this.scheduled ??= setTimeout(this.startLater, this.commitDelayMs)
+      const armed = this.scheduled
+      if (armed === undefined) this.scheduled = setTimeout(this.startLater, this.commitDelayMs)
+      else (armed as NodeJS.Timeout).refresh()
     } else {
       this.scheduled ??= setImmediate(this.startLater)
     }

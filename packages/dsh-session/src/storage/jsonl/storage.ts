@@ -463,6 +463,7 @@ export class JsonlStorage implements SessionStorage {
     const lease: Lease = {
       lock,
       file,
+      dir: this.dir,
       queue: RESOLVED,
       pending: 0,
       size: 0,
