@@ -67,20 +67,28 @@ describe('perStep', () => {
 })
 
 describe('slowClock', () => {
-  it('makes performance.now advance factor times slower until undone', () => {
+  it('makes performance.now and Date.now advance factor times slower until undone', () => {
+    const realNow = Date.now
     const undo = slowClock(100)
     try {
       const start = performance.now()
-      const until = Date.now() + 30
-      while (Date.now() < until) {
-        // 30 ms of real time
+      const startDate = Date.now()
+      const until = realNow() + 300
+      while (realNow() < until) {
+        // 300 ms of real time
       }
       const slowed = performance.now() - start
-      expect(slowed).toBeGreaterThan(0.2)
-      expect(slowed).toBeLessThan(1)
+      expect(slowed).toBeGreaterThan(2)
+      expect(slowed).toBeLessThan(10)
+      // Whole milliseconds, about 3 of them.
+      const slowedDate = Date.now() - startDate
+      expect(Number.isInteger(slowedDate)).toBe(true)
+      expect(slowedDate).toBeGreaterThanOrEqual(2)
+      expect(slowedDate).toBeLessThan(10)
     } finally {
       undo()
     }
+    expect(Date.now).toBe(realNow)
     const start = performance.now()
     const until = Date.now() + 30
     while (Date.now() < until) {

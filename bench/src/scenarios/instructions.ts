@@ -34,17 +34,22 @@ export const SHORT_STEPS = 2
 export const CLOCK_SCALE = 100
 
 /**
- * Child side: makes `performance.now()` advance `factor` times slower from now on (the time
- * slice and the step recorder read it; `Date.now` and timers are left alone). Returns the undo.
+ * Child side: makes `performance.now()` (the step recorder's clock) and `Date.now()` (the time
+ * slice's and the event times') advance `factor` times slower from now on; `Date.now` stays whole
+ * milliseconds. Timers are left alone. Returns the undo.
  */
 export function slowClock(factor: number): () => void {
   if (!(factor >= 1)) throw new Error(`BENCH_CLOCK_SCALE must be at least 1, got ${factor}`)
   const real = performance.now.bind(performance)
   const origin = real()
   performance.now = () => origin + (real() - origin) / factor
+  const realDate = Date.now
+  const dateOrigin = realDate()
+  Date.now = () => dateOrigin + Math.floor((realDate() - dateOrigin) / factor)
   return () => {
     // The patch is an own property over the prototype's method: removing it restores the clock.
     delete (performance as { now?: unknown }).now
+    Date.now = realDate
   }
 }
 

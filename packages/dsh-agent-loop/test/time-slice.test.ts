@@ -6,7 +6,7 @@ import { Context } from 'cordis'
 import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { type LlmAdapter, LlmRuntime, type StreamChunk, userText } from 'dsh-llm'
 import { nextSlice, Sessions, SLICE_MS, sliceSpent } from 'dsh-session'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 
 const DELTAS = 20_000
 
@@ -159,7 +159,7 @@ describe('time slice', () => {
     // Start from a fresh event-loop turn, then use up its slice, as 1,000 sends in a loop would.
     await new Promise((resolve) => setImmediate(resolve))
     sliceSpent()
-    const until = performance.now() + SLICE_MS * 1.5
+    const until = performance.now() + SLICE_MS + 1.5
     while (performance.now() < until) {
       // other agents' work
     }
@@ -174,7 +174,7 @@ describe('time slice', () => {
 
   test('waiters resume in the order they waited, each into a slice with room, never into a spent one', async () => {
     const spend = () => {
-      const until = performance.now() + SLICE_MS * 1.5
+      const until = performance.now() + SLICE_MS + 1.5
       while (performance.now() < until) {
         // agent work that uses up a whole slice
       }
@@ -221,5 +221,45 @@ describe('time slice', () => {
     await new Promise((resolve) => setTimeout(resolve, 5))
     expect(agent.session.events.at(-1)?.data).toEqual({ turn: 1, reason: { kind: 'aborted', cause: 'stop' } })
     expect(refused).toEqual([])
+  })
+})
+
+describe('clock reads', () => {
+  test('a streamed chunk costs one clock read: the slice check and the chunk time share it', async () => {
+    const CHUNKS = 200
+    const dateNow = Date.now
+    const performanceNow = performance.now.bind(performance)
+    let reads = 0
+    // Installed before the app, so the store's clock is this `Date.now` too.
+    const dateSpy = vi.spyOn(Date, 'now').mockImplementation(() => {
+      reads++
+      return dateNow()
+    })
+    const performanceSpy = vi.spyOn(performance, 'now').mockImplementation(() => {
+      reads++
+      return performanceNow()
+    })
+    try {
+      const app = await appWith('counted', {
+        async *stream(): AsyncIterable<StreamChunk> {
+          yield { type: 'block-start', index: 0, blockType: 'text' }
+          for (let i = 0; i < CHUNKS; i++) yield { type: 'text-delta', index: 0, text: 'x' }
+          yield { type: 'block-end', index: 0, block: { type: 'text', text: 'x'.repeat(CHUNKS) } }
+          yield { type: 'finish', reason: { kind: 'stop' } }
+        },
+      })
+      const agent = await app.agentLoop.create({ provider: 'counted', model: 'm' })
+      reads = 0
+      agent.send(userText('go'))
+      await agent.whenIdle()
+      const chunks = agent.session.events.filter((event) => event.type === 'assistant/chunk')
+      expect(chunks).toHaveLength(CHUNKS + 3)
+      // One read per chunk, plus one per other event and two per slice the stream waited for; two
+      // per chunk when the slice check and the chunk's time each read a clock.
+      expect(reads).toBeLessThan(CHUNKS * 1.2)
+    } finally {
+      dateSpy.mockRestore()
+      performanceSpy.mockRestore()
+    }
   })
 })

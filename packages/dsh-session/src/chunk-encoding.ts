@@ -35,9 +35,11 @@ const LOCAL_SHAPES = 64
 const knownShapes: string[][] = []
 
 /**
- * The scratch lists the encoder fills and serializes: reused, so encoding a run allocates only its
- * JSON. Safe because encoding is synchronous and serializes only JSON data (no `toJSON` can run).
- * They hold the last run's values until the next run overwrites them.
+ * The scratch lists the encoder fills: reused, never shortened (setting an array's length to 0
+ * drops its backing store, and refilling it regrew it chunk by chunk: ~3.5 KB allocated per tool
+ * step). A run's part of `rows` is `[0, rowCount)`; it is copied out exactly once, to be serialized,
+ * and cleared after. Safe because encoding is synchronous and serializes only JSON data (no `toJSON`
+ * can run).
  */
 const localShapes: string[][] = []
 const rows: unknown[] = []
@@ -47,18 +49,19 @@ const rows: unknown[] = []
  * `clear` reallocate its table (in the tool loop that cost ~15 µs a step).
  */
 const openIndexes: number[] = []
-const openRows: number[][] = []
+const openRows: (number[] | undefined)[] = []
+/** How many entries of the two open lists are in use. */
+let openCount = 0
 
 /** The delta rows of block `index` so far, removed from the open lists; `undefined` if none. */
 function takeOpen(index: number): number[] | undefined {
-  for (let i = openIndexes.length - 1; i >= 0; i--) {
+  for (let i = openCount - 1; i >= 0; i--) {
     if (openIndexes[i] !== index) continue
     const found = openRows[i]
-    const last = openIndexes.length - 1
+    const last = --openCount
     openIndexes[i] = openIndexes[last] as number
-    openRows[i] = openRows[last] as number[]
-    openIndexes.length = last
-    openRows.length = last
+    openRows[i] = openRows[last]
+    openRows[last] = undefined
     return found
   }
   return undefined
@@ -66,14 +69,20 @@ function takeOpen(index: number): number[] | undefined {
 
 /** Notes delta row `row` of block `index`. */
 function noteOpen(index: number, row: number): void {
-  for (let i = openIndexes.length - 1; i >= 0; i--) {
+  for (let i = openCount - 1; i >= 0; i--) {
     if (openIndexes[i] === index) {
       ;(openRows[i] as number[]).push(row)
       return
     }
   }
-  openIndexes.push(index)
-  openRows.push([row])
+  openIndexes[openCount] = index
+  openRows[openCount++] = [row]
+}
+
+/** Empties the open lists. */
+function clearOpen(): void {
+  for (let i = 0; i < openCount; i++) openRows[i] = undefined
+  openCount = 0
 }
 
 /** A sealed run's parts: its JSON text, the block texts it refers to, and its times unless encoded. */
@@ -84,12 +93,187 @@ export interface EncodedRun {
   readonly timesEncoded: boolean
 }
 
-/** Encodes `chunks` (plain chunk objects with a string `type`) and their `times` (one per chunk). */
-export function encodeRun(chunks: readonly StreamChunk[], times: readonly number[]): EncodedRun {
+/**
+ * Encodes `chunks` (plain chunk objects with a string `type`) and their `times` (one per chunk).
+ * `canonical`: every chunk was built by the session's chunk snapshot (`chunk-snapshot.ts`), so each is
+ * one of the common forms with its keys in canonical order, and the rows are written without
+ * walking keys or searching shapes.
+ */
+export function encodeRun(
+  chunks: readonly StreamChunk[],
+  times: readonly number[],
+  canonical = false,
+): EncodedRun {
   const timesEncoded = encodeTimes(times)
+  texts = undefined
+  let rowCount = canonical ? encodeCanonical(chunks) : -1
+  let localCount = 0
+  if (rowCount < 0) {
+    // Another form than the canonical ones (rare): forget what the canonical pass wrote.
+    clearOpen()
+    rows.fill(undefined, 2)
+    texts = undefined
+    const general = encodeGeneral(chunks)
+    rowCount = general.rowCount
+    localCount = general.localCount
+  }
+  clearOpen()
+  rows[1] = localCount === 0 ? 0 : localShapes.slice(0, localCount)
+  const runTexts = texts
+  texts = undefined
+  const json = JSON.stringify(runTexts === undefined ? rows.slice(0, rowCount) : grouped(rowCount))
+  rows.fill(undefined, 0, rowCount)
+  // V8 returns the text as a rope of the serializer's pieces; reading a character flattens it in
+  // place, and a run is kept for the session's life.
+  json.charCodeAt(0)
+  return { json, texts: runTexts, timesEncoded }
+}
+
+/** The block texts the run being encoded refers to (exactly as long as needed), while encoding. */
+let texts: string[] | undefined
+
+/** The ids of the canonical chunk forms in the known table, once looked up; `null` if it was full. */
+interface CanonicalIds {
+  readonly textDelta: number
+  readonly reasoningDelta: number
+  readonly blockStart: number
+  readonly blockEnd: number
+  readonly usage: number
+  readonly finish: number
+  /** `tool-call-delta` without `id` and `name`, with `id`, with `name`, with both. */
+  readonly callDelta: readonly [number, number, number, number]
+}
+let canonicalIds: CanonicalIds | null | undefined
+
+function lookUpCanonicalIds(): CanonicalIds | null {
+  const id = (shape: string[]): number => {
+    for (let s = 0; s < knownShapes.length; s++) {
+      const known = knownShapes[s] as string[]
+      if (known.length === shape.length && known.every((key, k) => key === shape[k])) return s
+    }
+    if (knownShapes.length === LOCAL_SHAPES) return -1
+    knownShapes.push(shape)
+    return knownShapes.length - 1
+  }
+  const ids = [
+    id(['text-delta', 'type', 'index', 'text']),
+    id(['reasoning-delta', 'type', 'index', 'text']),
+    id(['block-start', 'type', 'index', 'blockType']),
+    id(['block-end', 'type', 'index', 'block']),
+    id(['usage', 'type', 'usage']),
+    id(['finish', 'type', 'reason']),
+    id(['tool-call-delta', 'type', 'index', 'argumentsDelta']),
+    id(['tool-call-delta', 'type', 'index', 'id', 'argumentsDelta']),
+    id(['tool-call-delta', 'type', 'index', 'name', 'argumentsDelta']),
+    id(['tool-call-delta', 'type', 'index', 'id', 'name', 'argumentsDelta']),
+  ] as const
+  if (ids.some((value) => value < 0)) return null
+  return {
+    textDelta: ids[0],
+    reasoningDelta: ids[1],
+    blockStart: ids[2],
+    blockEnd: ids[3],
+    usage: ids[4],
+    finish: ids[5],
+    callDelta: [ids[6], ids[7], ids[8], ids[9]],
+  }
+}
+
+/**
+ * The rows of a run of canonical chunks, written by type with named reads: the row count, or -1
+ * when the known table has no room for the canonical shapes or a chunk is of another form (then
+ * the general encoder writes the run).
+ */
+function encodeCanonical(chunks: readonly StreamChunk[]): number {
+  if (canonicalIds === undefined) canonicalIds = lookUpCanonicalIds()
+  const ids = canonicalIds
+  if (ids === null) return -1
+  let rowCount = 2
+  for (let i = 0; i < chunks.length; i++) {
+    const chunk = chunks[i] as StreamChunk
+    const row = rowCount
+    switch (chunk.type) {
+      case 'text-delta':
+      case 'reasoning-delta':
+        rows[rowCount++] = chunk.type === 'text-delta' ? ids.textDelta : ids.reasoningDelta
+        rows[rowCount++] = chunk.index
+        rows[rowCount++] = chunk.text
+        noteOpen(chunk.index, row)
+        break
+      case 'tool-call-delta': {
+        const { id, name } = chunk
+        rows[rowCount++] = ids.callDelta[(id === undefined ? 0 : 1) + (name === undefined ? 0 : 2)]
+        rows[rowCount++] = chunk.index
+        if (id !== undefined) rows[rowCount++] = id
+        if (name !== undefined) rows[rowCount++] = name
+        rows[rowCount++] = chunk.argumentsDelta
+        noteOpen(chunk.index, row)
+        break
+      }
+      case 'block-start':
+        rows[rowCount++] = ids.blockStart
+        rows[rowCount++] = chunk.index
+        rows[rowCount++] = chunk.blockType
+        takeOpen(chunk.index)
+        break
+      case 'block-end': {
+        rows[rowCount++] = ids.blockEnd
+        rows[rowCount++] = chunk.index
+        rows[rowCount++] = chunk.block
+        const deltas = takeOpen(chunk.index)
+        const block = chunk.block
+        let text: string | undefined
+        if (block.type === 'text') text = spelled(block.text, 'text-delta', deltas)
+        else if (block.type === 'reasoning') text = spelled(block.text, 'reasoning-delta', deltas)
+        else if (block.type === 'tool-call') text = spelled(block.arguments, 'tool-call-delta', deltas)
+        if (text !== undefined) referToText(text, deltas as number[], row, rowCount, block)
+        break
+      }
+      case 'usage':
+        rows[rowCount++] = ids.usage
+        rows[rowCount++] = chunk.usage
+        break
+      case 'finish':
+        rows[rowCount++] = ids.finish
+        rows[rowCount++] = chunk.reason
+        break
+      default:
+        return -1
+    }
+  }
+  return rowCount
+}
+
+/**
+ * Rewrites a block's rows to refer to its text (`text`, from the block-end at `row`, whose last
+ * value sits at `end - 1`): each delta row at `deltas` holds its text's length and a negative id,
+ * the block-end row a negative id and the block's type (or `[id, name]` of a tool call).
+ */
+function referToText(
+  text: string,
+  deltas: readonly number[],
+  row: number,
+  end: number,
+  block: unknown,
+): void {
+  for (const at of deltas) {
+    const deltaShape = shapeById(rows[at] as number)
+    const last = at + deltaShape.length - 2
+    rows[last] = (rows[last] as string).length
+    rows[at] = -(rows[at] as number) - 1
+  }
+  rows[row] = -(rows[row] as number) - 1
+  const record = block as Record<string, unknown>
+  rows[end - 1] = record.type === 'tool-call' ? [record.id, record.name] : record.type
+  // Exactly as long as it needs to be: a pushed-to array keeps spare room for the run's life.
+  if (texts === undefined) texts = [text]
+  else texts = texts.concat(text)
+}
+
+/** The rows of any run, each chunk's shape found by walking its keys; and how many own shapes it has. */
+function encodeGeneral(chunks: readonly StreamChunk[]): { rowCount: number; localCount: number } {
   let localCount = 0
   let rowCount = 2
-  let texts: string[] | undefined
   // The shape of the previous chunk (and its id), tried first: a stream repeats one shape for long.
   let shape: readonly string[] = EMPTY_SHAPE
   let id = 0
@@ -133,65 +317,45 @@ export function encodeRun(chunks: readonly StreamChunk[], times: readonly number
     } else if (type === 'block-end') {
       const deltas = takeOpen(index)
       const text = shape[shape.length - 1] === 'block' ? derivable(record.block, deltas) : undefined
-      if (text === undefined) continue
-      for (const at of deltas as number[]) {
-        const deltaShape = shapeById(rows[at] as number)
-        const last = at + deltaShape.length - 2
-        rows[last] = (rows[last] as string).length
-        rows[at] = -(rows[at] as number) - 1
-      }
-      rows[row] = -id - 1
-      const block = record.block as Record<string, unknown>
-      rows[rowCount - 1] = block.type === 'tool-call' ? [block.id, block.name] : block.type
-      // Exactly as long as it needs to be: a pushed-to array keeps spare room for the run's life.
-      if (texts === undefined) texts = [text]
-      else texts = texts.concat(text)
+      if (text !== undefined) referToText(text, deltas as number[], row, rowCount, record.block)
     }
   }
-  openIndexes.length = 0
-  openRows.length = 0
-  rows[1] = localCount === 0 ? 0 : localShapes.slice(0, localCount)
-  rows.length = rowCount
-  const json = JSON.stringify(texts === undefined ? rows : grouped())
-  rows.length = 0
-  packed.length = 0
-  // V8 returns the text as a rope of the serializer's pieces; reading a character flattens it in
-  // place, and a run is kept for the session's life.
-  json.charCodeAt(0)
-  return { json, texts, timesEncoded }
+  return { rowCount, localCount }
 }
 
-/** The scratch list `grouped` fills. */
+/** The scratch list `grouped` fills (like `rows`, never shortened). */
 const packed: unknown[] = []
 
 /**
- * `rows` with each stretch of two or more delta rows that hold only a length (`[-(id + 1), index,
- * length]`), of one shape and one index, written as one row `[[-(id + 1), index, length, ...]]`.
+ * `rows[0, end)` as a new array, with each stretch of two or more delta rows that hold only a length
+ * (`[-(id + 1), index, length]`), of one shape and one index, written as one row
+ * `[[-(id + 1), index, length, ...]]`.
  */
-function grouped(): unknown[] {
+function grouped(end: number): unknown[] {
   let out = 0
   packed[out++] = rows[0]
   packed[out++] = rows[1]
   let r = 2
-  while (r < rows.length) {
+  while (r < end) {
     const id = rows[r] as number
     const shape = shapeById(id < 0 ? -id - 1 : id)
     const width = shape.length - 1
-    if (id >= 0 || width !== 3 || shape[0] === 'block-end' || rows[r + width] !== id) {
+    if (id >= 0 || width !== 3 || shape[0] === 'block-end' || r + width >= end || rows[r + width] !== id) {
       for (let k = 0; k < width; k++) packed[out++] = rows[r + k]
       r += width
       continue
     }
     const index = rows[r + 1]
     const group: unknown[] = [id, index]
-    while (r < rows.length && rows[r] === id && rows[r + 1] === index) {
+    while (r < end && rows[r] === id && rows[r + 1] === index) {
       group.push(rows[r + 2])
       r += 3
     }
     packed[out++] = group
   }
-  packed.length = out
-  return packed
+  const list = packed.slice(0, out)
+  packed.fill(undefined, 0, out)
+  return list
 }
 
 /**
@@ -217,8 +381,18 @@ function derivable(block: unknown, deltas: readonly number[] | undefined): strin
     text = record.arguments
   } else return undefined
   if (typeof text !== 'string') return undefined
+  return spelled(text, deltaType, deltas)
+}
+
+/**
+ * `text` if the delta rows at `deltas`, all of type `deltaType`, spell it exactly, in order; else
+ * `undefined`.
+ */
+function spelled(text: string, deltaType: string, deltas: readonly number[] | undefined): string | undefined {
+  if (deltas === undefined) return undefined
   let offset = 0
-  for (const at of deltas) {
+  for (let d = 0; d < deltas.length; d++) {
+    const at = deltas[d] as number
     const shape = shapeById(rows[at] as number)
     if (shape[0] !== deltaType) return undefined
     const piece = rows[at + shape.length - 2]

@@ -35,6 +35,8 @@ export class ChunkRun {
   private json = ''
   private texts: readonly string[] | undefined
   private size = 0
+  /** Whether every chunk pushed so far was built by the session's chunk snapshot (see `push`). */
+  private canonical = true
 
   constructor(
     readonly first: number,
@@ -52,20 +54,25 @@ export class ChunkRun {
     return this.open !== undefined
   }
 
-  /** Appends one entry (the run's next seq); `chunk` must be frozen plain JSON with a string `type`. */
-  push(time: number, chunk: StreamChunk): void {
+  /**
+   * Appends one entry (the run's next seq); `chunk` must be frozen plain JSON with a string `type`.
+   * `canonical`: `chunk` is a copy `snapshotChunk` built (one of the common forms, keys in canonical
+   * order), which the encoder writes without walking its keys.
+   */
+  push(time: number, chunk: StreamChunk, canonical = false): void {
     const times = this.times as number[]
     times[times.length] = time
     const open = this.open as StreamChunk[]
     open[open.length] = chunk
     this.size++
+    if (!canonical) this.canonical = false
   }
 
   /** Encodes the chunks compactly; no `push` follows. */
   seal(): void {
     const open = this.open
     if (open === undefined) return
-    const encoded = encodeRun(open, this.times as number[])
+    const encoded = encodeRun(open, this.times as number[], this.canonical)
     this.json = encoded.json
     this.texts = encoded.texts
     this.times = encoded.timesEncoded ? undefined : (this.times as number[]).slice()

@@ -43,8 +43,8 @@ export class EventLog {
   }
 
   /** Appends a committed chunk entry (frozen, validated) and returns the run holding it. */
-  addChunk(time: number, turn: number, step: number, chunk: StreamChunk): ChunkRun {
-    return this.runs.addChunk(time, turn, step, chunk)
+  addChunk(time: number, turn: number, step: number, chunk: StreamChunk, canonical = false): ChunkRun {
+    return this.runs.addChunk(time, turn, step, chunk, canonical)
   }
 
   /** The event of `seq`, a chunk entry built (equal to the committed one); undefined past the end. */

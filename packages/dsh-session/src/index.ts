@@ -73,7 +73,7 @@ export {
   type SessionWriterOptions,
 } from './storage/writer.ts'
 export { appendInput, Sessions, Sessions as default, type SessionsConfig } from './store.ts'
-export { nextSlice, SLICE_MS, sliceSpent } from './time-slice.ts'
+export { nextSlice, SLICE_MS, sliceReading, sliceSpent } from './time-slice.ts'
 export type * from './types.ts'
 export { validateUserMessage } from './user-message.ts'
 export { isValidatedUserMessage } from './validated-messages.ts'

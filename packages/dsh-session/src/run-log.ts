@@ -40,8 +40,11 @@ export class RunLog {
     this.count++
   }
 
-  /** Adds one chunk entry (the next seq) and returns the run now holding it. */
-  addChunk(time: number, turn: number, step: number, chunk: StreamChunk): ChunkRun {
+  /**
+   * Adds one chunk entry (the next seq) and returns the run now holding it; `canonical` as
+   * `ChunkRun.push` takes it.
+   */
+  addChunk(time: number, turn: number, step: number, chunk: StreamChunk, canonical = false): ChunkRun {
     const seq = this.count
     let run = this.current
     if (run === undefined || run.turn !== turn || run.step !== step || run.first + run.length !== seq) {
@@ -51,7 +54,7 @@ export class RunLog {
       const entries = this.entries
       entries[entries.length] = run
     }
-    run.push(time, chunk)
+    run.push(time, chunk, canonical)
     this.count++
     return run
   }

@@ -49,8 +49,11 @@ export interface SessionHost {
   readonly maxEventBytes: number
   /** The pre-commit checks currently registered, in order (an array the host replaces on change). */
   guards(): readonly AppendGuard[]
-  /** The clock for `time` (epoch ms). */
-  now(): number
+  /**
+   * The clock for `time` (epoch ms). `reading`, a `Date.now()` value the caller just took, stands
+   * for the clock when the store's clock is `Date.now` (one clock read per chunk, not two).
+   */
+  now(reading?: number): number
 }
 
 /** How a live session starts: its identity, history already committed (loaded or seeded), its writer. */
@@ -137,12 +140,13 @@ export class LiveSession implements Session {
     }
   }
 
-  appendChunk(turn: number, step: number, chunk: StreamChunk): number {
+  appendChunk(turn: number, step: number, chunk: StreamChunk, now?: number): number {
     const seq = this.log.length
     this.enter('assistant/chunk', seq)
     try {
       const copy = isOrdinal(turn) && isOrdinal(step) ? snapshotChunk(chunk) : undefined
-      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy))
+      const reading = Number.isSafeInteger(now) ? now : undefined
+      if (copy !== undefined) this.commitChunk(turn, step, copy, seq, chunkBound(copy), reading)
       else this.appendGeneral('assistant/chunk', { turn, step, chunk }, undefined, seq)
       return seq
     } finally {
@@ -170,11 +174,18 @@ export class LiveSession implements Session {
    * Commits a checked, frozen chunk into the step's open run: enclosure, size (`bound`: an upper
    * bound of its payload's JSON bytes, or -1 to measure the general way), guards (their `chunk` hook,
    * else a built candidate), the log, the writer, then the chunk listeners. No event is built unless
-   * the size needs measuring or a guard has no `chunk` hook.
+   * the size needs measuring or a guard has no `chunk` hook. `reading`: see `SessionHost.now`.
    */
-  private commitChunk(turn: number, step: number, chunk: StreamChunk, seq: number, bound: number): void {
+  private commitChunk(
+    turn: number,
+    step: number,
+    chunk: StreamChunk,
+    seq: number,
+    bound: number,
+    reading?: number,
+  ): void {
     this.enclosure.checkChunk(turn, step, seq)
-    const time = this.host.now()
+    const time = this.host.now(reading)
     let candidate: SessionEvent | undefined
     if (bound < 0 || bound > chunkSizeBudget(this.host.maxEventBytes)) {
       candidate = materializeChunk(seq, time, turn, step, chunk)
@@ -190,7 +201,8 @@ export class LiveSession implements Session {
       candidate ??= materializeChunk(seq, time, turn, step, chunk)
       guard(this, candidate)
     }
-    const run = this.log.addChunk(time, turn, step, chunk)
+    // A known bound means `chunk` is a copy `snapshotChunk` built: a canonical form.
+    const run = this.log.addChunk(time, turn, step, chunk, bound >= 0)
     this.writer?.enqueueChunk(run, seq, chunkEstimate(chunk))
     this.busyPhase = 'notifying'
     this.host.notifyChunk(this, seq, time, turn, step, chunk)

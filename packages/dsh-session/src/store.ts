@@ -160,7 +160,8 @@ export class Sessions extends Service implements SessionStore {
       // Checked by the session before any guard: an oversized event is refused before it commits.
       maxEventBytes: limit,
       guards: () => this.appendGuards,
-      now: () => this.repairTime ?? this.clock(),
+      now: (reading) =>
+        this.repairTime ?? (reading !== undefined && this.clock === Date.now ? reading : this.clock()),
     }
     ctx.effect(() => () => this.closeAll(), 'close live sessions')
   }

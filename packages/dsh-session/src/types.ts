@@ -247,9 +247,12 @@ export interface Session {
    * Appends one `assistant/chunk` entry and returns its seq: what `append('assistant/chunk', {turn,
    * step, chunk})` commits (the same checks, errors and stored bytes), written into the step's open
    * chunk run without building an event. Chunk listeners (`onChunk`, `session/chunk`) are told;
-   * `session/event` listeners are not.
+   * `session/event` listeners are not. `now`, a `Date.now()` reading the caller just took (the agent
+   * loop passes the one its time-slice check read), is the entry's time when the store's clock is
+   * `Date.now`, saving a second clock read; it is ignored under another clock (a configured
+   * `clock`, a repair) and unless it is a safe integer.
    */
-  appendChunk(turn: number, step: number, chunk: StreamChunk): number
+  appendChunk(turn: number, step: number, chunk: StreamChunk, now?: number): number
   /** The model's history folded from the surface. Incremental; frozen messages. */
   deriveMessages(): readonly Message[]
   /**

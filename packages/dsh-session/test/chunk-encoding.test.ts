@@ -7,6 +7,7 @@ import { CallId, type StreamChunk } from 'dsh-llm'
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
 import { decodeRun, decodeRunTimes, encodeRun } from '../src/chunk-encoding.ts'
+import { snapshotChunk } from '../src/chunk-snapshot.ts'
 
 const STEP: StreamChunk[] = [
   { type: 'block-start', index: 0, blockType: 'text' },
@@ -112,6 +113,21 @@ describe('chunk run encoding', () => {
         index: fc.nat(2),
         argumentsDelta: piece,
       }),
+      fc
+        .record({ index: fc.nat(2), id: fc.option(fc.constant(CallId('c')), { nil: undefined }) })
+        .chain(({ index, id }) =>
+          fc.record({ name: fc.option(fc.constant('n'), { nil: undefined }), argumentsDelta: piece }).map(
+            ({ name, argumentsDelta }): StreamChunk => ({
+              type: 'tool-call-delta',
+              index,
+              ...(id === undefined ? {} : { id }),
+              ...(name === undefined ? {} : { name }),
+              argumentsDelta,
+            }),
+          ),
+        ),
+      fc.constant<StreamChunk>({ type: 'usage', usage: { inputTokens: 1, outputTokens: 2 } }),
+      fc.constant<StreamChunk>({ type: 'finish', reason: { kind: 'stop' } }),
       fc.record({
         type: fc.constant('block-end' as const),
         index: fc.nat(2),
@@ -146,10 +162,13 @@ describe('chunk run encoding', () => {
             ? { ...c, block: { ...c.block, arguments: text } }
             : ({ ...c, block: { type: c.block.type, text } } as StreamChunk)
         })
-        roundTrip(
-          fixed,
-          fixed.map((_, i) => 100 + Math.floor(i / 3)),
-        )
+        const times = fixed.map((_, i) => 100 + Math.floor(i / 3))
+        const general = roundTrip(fixed, times)
+        // The session's own copies take the canonical encoder: the same text, the same texts.
+        const copies = fixed.map((c) => snapshotChunk(JSON.parse(JSON.stringify(c))))
+        expect(copies.every((c) => c !== undefined)).toBe(true)
+        const canonical = encodeRun(copies as StreamChunk[], times, true)
+        expect(canonical).toEqual(general)
       }),
       { numRuns: 300 },
     )

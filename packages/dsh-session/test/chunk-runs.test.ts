@@ -6,8 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Context } from 'cordis'
 import type { StreamChunk } from 'dsh-llm'
-import { type AppendGuard, JsonlStorage, type Session, type SessionEvent } from 'dsh-session'
+import { type AppendGuard, JsonlStorage, type Session, type SessionEvent, Sessions } from 'dsh-session'
 import { afterEach, describe, expect, test } from 'vitest'
 import { chunkEventsBuilt } from '../src/chunk-runs.ts'
 import { assistant, mountSessions, refusal, user } from './support.ts'
@@ -208,5 +209,28 @@ describe('chunk runs', () => {
     await app.sessions.close(session)
     const reopened = await app.sessions.open(session.id)
     expect(JSON.stringify(reopened.events)).toBe(json)
+  })
+
+  test("a chunk's time is the caller's clock reading under the default clock, and the clock's otherwise", async () => {
+    const defaultClock = new Context()
+    await defaultClock.plugin(Sessions)
+    const live = await defaultClock.sessions.create()
+    openStep(live)
+    const before = Date.now()
+    live.appendChunk(1, 1, CHUNKS[0] as StreamChunk, 1_234)
+    // Not a safe integer: ignored, the clock is read.
+    live.appendChunk(1, 1, CHUNKS[1] as StreamChunk, 1.5)
+    live.appendChunk(1, 1, CHUNKS[2] as StreamChunk)
+    const times = live.events.slice(3).map((event) => event.time)
+    expect(times[0]).toBe(1_234)
+    expect(times[1]).toBeGreaterThanOrEqual(before)
+    expect(times[2]).toBeGreaterThanOrEqual(before)
+
+    // A configured clock (here 1000, 1001, ... from the session header on) is always the one read.
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    openStep(session)
+    session.appendChunk(1, 1, CHUNKS[0] as StreamChunk, 1_234)
+    expect(session.events.slice(3).map((event) => event.time)).toEqual([1004])
   })
 })

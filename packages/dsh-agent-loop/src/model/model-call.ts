@@ -23,7 +23,7 @@ import {
   type ToolCallBlock,
 } from 'dsh-llm'
 import type { Session } from 'dsh-session'
-import { nextSlice, sliceSpent } from 'dsh-session'
+import { nextSlice, sliceReading, sliceSpent } from 'dsh-session'
 import { AgentLoopErrorCode, describeError, errorCode } from '../errors.ts'
 import { abortWatchers } from '../timing/cancel.ts'
 import type { ToolRegistry } from '../tools/registry.ts'
@@ -177,10 +177,12 @@ export async function callModel(
           }
         }, fail)
       }
+      // Called right after a `sliceSpent()` that said no: the chunk's time is that check's clock
+      // reading (one clock read per chunk, not two).
       const log = (chunk: StreamChunk): void => {
         const accepted = guard.accept(chunk)
         if (accepted === undefined) {
-          session.appendChunk(turn, step, chunk)
+          session.appendChunk(turn, step, chunk, sliceReading())
           assembler.push(chunk)
         } else {
           logRepaired(session, assembler, turn, step, accepted)
