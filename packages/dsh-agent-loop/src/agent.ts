@@ -312,7 +312,8 @@ export class LoopAgent implements Agent, DriverHost, InboxNotifier {
         ),
       )
     })
-    const flushes = (this.flushes ??= new Set())
+    this.flushes ??= new Set()
+    const flushes = this.flushes
     flushes.add(flush)
     void flush.finally(() => flushes.delete(flush))
   }
