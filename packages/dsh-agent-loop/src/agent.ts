@@ -8,7 +8,6 @@ import {
   type EventBus,
   eventBus,
   HarnessError,
-  type Message,
   type RetryPolicy,
   redact,
   type TurnTrigger,
@@ -18,13 +17,12 @@ import {
 } from 'dsh-llm'
 import type { Session, SessionEvent } from 'dsh-session'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from './errors.ts'
-import { ReactLoopInbox } from './inbox/inbox.ts'
+import { type InboxNotifier, ReactLoopInbox } from './inbox/inbox.ts'
 import { checkUserMessage } from './inbox/message-check.ts'
 import { Outbox } from './inbox/outbox.ts'
-import type { ModelCallEnv } from './model/model-call.ts'
+import { LoopModelEnv } from './model-env.ts'
 import type { ToolBatchEnv } from './tools/batch.ts'
-import { TurnDriver } from './turn/driver.ts'
-import type { PrefixHolder } from './turn/prefix.ts'
+import { type DriverHost, TurnDriver } from './turn/driver.ts'
 import { Prompts } from './turn/prompts.ts'
 import type { TurnResult } from './turn/result.ts'
 import { type TurnStream, turnStream } from './turn/stream.ts'
@@ -42,14 +40,17 @@ export interface AgentSetup {
   readonly maxToolConcurrency: number
   readonly toolTimeoutMs: number
   readonly abortGraceMs: number
-  /** Called once the agent has quiesced during `dispose`; closes the session when the agent owns it. */
-  readonly release: (agent: LoopAgent) => Promise<void>
+  /** Whether the agent owns its session (created or opened it for the agent): `release` closes it. */
+  readonly owned: boolean
+  /**
+   * Its `release` is called once the agent has quiesced during `dispose`, with `owned`: closes the
+   * session when the agent owns it. One releaser for every agent, so no agent keeps a closure.
+   */
+  readonly releaser: { release(agent: LoopAgent, owned: boolean): Promise<void> }
 }
 
-const EMPTY_PREFIX: readonly Message[] = Object.freeze([])
-
 /** The agent implementation. Construct through `ctx.agentLoop.create` / `resume`. */
-export class LoopAgent implements Agent {
+export class LoopAgent implements Agent, DriverHost, InboxNotifier {
   /**
    * A flat copy of the string: `randomUUID` builds its text as a rope of about 16 pieces (~510 bytes
    * held per agent); the JSON round trip gives one sequential string (~65).
@@ -58,48 +59,33 @@ export class LoopAgent implements Agent {
   readonly session: Session
   readonly inbox: ReactLoopInbox
   private currentStatus: AgentStatus = 'idle'
-  private disposing: Promise<void> | undefined
+  private disposal: Promise<void> | undefined
   private readonly outbox = new Outbox()
   private readonly driver: TurnDriver
-  private readonly flushes = new Set<Promise<void>>()
+  /** Flushes started between turns (`inject`, late context), made on the first one. */
+  private flushes: Set<Promise<void>> | undefined
   private readonly bus: EventBus
-  private readonly prompts: Prompts
+  readonly prompts: Prompts
 
-  constructor(private readonly setup: AgentSetup) {
+  /** The context agents were created in (for `stream`'s listeners). */
+  private readonly ctx: Context
+  private readonly owned: boolean
+  private readonly releaser: AgentSetup['releaser']
+
+  constructor(setup: AgentSetup) {
     const { ctx, session, options } = setup
+    // The fields kept from `setup`, not the object itself (nor anything else it carries).
+    this.ctx = ctx
+    this.owned = setup.owned
+    this.releaser = setup.releaser
     // Resolved once: every access through the cordis context costs a tracing proxy.
     const bus = eventBus(ctx)
-    const llm = untraced(ctx.llm)
     const toolRegistry = untraced(ctx.tools)
     this.bus = bus
     this.session = session
-    const prompts = new Prompts(session)
-    this.prompts = prompts
-    this.inbox = new ReactLoopInbox(untraced(ctx.sessionProjections), session, {
-      inserted: (message) => bus.emit('agent/inbox/inserted', [this, { message }]),
-      discarded: (message) => {
-        bus.emit('agent/inbox/discarded', [this, { message }])
-        prompts.discarded(message.id)
-      },
-      claimed: (message, turn) => {
-        prompts.claimed(message.id, turn)
-        bus.emit('agent/inbox/claimed', [this, { message, turn }])
-      },
-    })
-    const model: ModelCallEnv & PrefixHolder = {
-      bus,
-      llm,
-      tools: toolRegistry,
-      session,
-      options,
-      policy: setup.policy,
-      prefix: EMPTY_PREFIX,
-      prefixComposed: false,
-      firstRequest: true,
-      headerMemo: undefined,
-      callIds: undefined,
-      warn: (warning) => bus.emit('agent/warning', [this, warning]),
-    }
+    this.prompts = new Prompts(session)
+    // The agent itself is the inbox's notifier and the driver's host: no closures kept per agent.
+    this.inbox = new ReactLoopInbox(untraced(ctx.sessionProjections), session, this)
     const tools: ToolBatchEnv = {
       bus,
       session,
@@ -110,26 +96,21 @@ export class LoopAgent implements Agent {
       toolTimeoutMs: setup.toolTimeoutMs,
       abortGraceMs: setup.abortGraceMs,
     }
-    const turnHost = {
+    this.driver = new TurnDriver(this, {
       bus,
-      agent: this,
       session,
       inbox: this.inbox,
       outbox: this.outbox,
-      model,
+      model: new LoopModelEnv(this, session, options, bus, untraced(ctx.llm), toolRegistry, setup.policy),
       tools,
       // Infinity (explicitly asked for) never stops a turn.
       maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
-      report: (error: HarnessError) => this.report(error),
-    }
-    this.driver = new TurnDriver(turnHost, {
-      agentId: this.id,
-      prompts,
-      setStatus: (status) => this.setStatus(status),
-      report: (error, heard) => this.report(error, heard),
-      disposing: () => this.disposing !== undefined,
-      drainLateContext: () => this.drainLateContext(),
     })
+  }
+
+  /** The agent's id (the driver's host names it in errors). */
+  get agentId(): string {
+    return this.id
   }
 
   get status(): AgentStatus {
@@ -137,7 +118,7 @@ export class LoopAgent implements Agent {
   }
 
   get disposed(): boolean {
-    return this.disposing !== undefined
+    return this.disposal !== undefined
   }
 
   send(message: UserMessage, options: SendOptions = {}): void {
@@ -164,11 +145,11 @@ export class LoopAgent implements Agent {
     let forward = (event: SessionEvent): void => {
       early.push(event)
     }
-    const disposeEvents = this.setup.ctx.on('session/event', (session, event) => {
+    const disposeEvents = this.ctx.on('session/event', (session, event) => {
       if (session.id === sessionId) forward(event)
     })
     // Chunks come on their own channel, in log order with the events; the stream yields them built.
-    const disposeChunks = this.setup.ctx.on('session/chunk', (session, seq) => {
+    const disposeChunks = this.ctx.on('session/chunk', (session, seq) => {
       if (session.id === sessionId) forward(session.eventAt(seq) as SessionEvent)
     })
     const dispose = () => {
@@ -240,7 +221,7 @@ export class LoopAgent implements Agent {
         await turns
         continue
       }
-      if (this.flushes.size > 0) {
+      if (this.flushes !== undefined && this.flushes.size > 0) {
         await Promise.all(this.flushes)
         continue
       }
@@ -249,8 +230,8 @@ export class LoopAgent implements Agent {
   }
 
   dispose(): Promise<void> {
-    this.disposing ??= this.shutdown()
-    return this.disposing
+    this.disposal ??= this.shutdown()
+    return this.disposal
   }
 
   private async shutdown(): Promise<void> {
@@ -263,7 +244,7 @@ export class LoopAgent implements Agent {
       ),
     )
     try {
-      await this.setup.release(this)
+      await this.releaser.release(this, this.owned)
     } catch (error) {
       this.report(
         error instanceof HarnessError
@@ -279,7 +260,7 @@ export class LoopAgent implements Agent {
   }
 
   private assertAlive(operation: string): void {
-    if (this.disposing !== undefined) {
+    if (this.disposal !== undefined) {
       throw new AgentLoopError(
         AgentLoopErrorCode.AGENT_DISPOSED,
         `Agent.${operation}: agent ${this.id} is disposed`,
@@ -291,8 +272,30 @@ export class LoopAgent implements Agent {
     this.driver.wake(trigger, this.currentStatus)
   }
 
-  /** Context staged after the last drain of a turn (by a `turn/end` listener) is appended between turns. */
-  private drainLateContext(): void {
+  /** Driver host: true once the agent is disposing. */
+  disposing(): boolean {
+    return this.disposal !== undefined
+  }
+
+  /** Inbox notifier: announces `agent/inbox/inserted`. */
+  inserted(message: UserMessage): void {
+    this.bus.emit('agent/inbox/inserted', [this, { message }])
+  }
+
+  /** Inbox notifier: announces `agent/inbox/discarded` and settles a prompt waiting on the message. */
+  discarded(message: UserMessage): void {
+    this.bus.emit('agent/inbox/discarded', [this, { message }])
+    this.prompts.discarded(message.id)
+  }
+
+  /** Inbox notifier: ties a prompt to the turn that claimed its message, then announces the claim. */
+  claimed(message: UserMessage, turn: number): void {
+    this.prompts.claimed(message.id, turn)
+    this.bus.emit('agent/inbox/claimed', [this, { message, turn }])
+  }
+
+  /** Driver host: context staged after the last drain of a turn (by a `turn/end` listener) is appended between turns. */
+  drainLateContext(): void {
     this.outbox.drain(this.session)
     this.trackFlush()
   }
@@ -309,11 +312,14 @@ export class LoopAgent implements Agent {
         ),
       )
     })
-    this.flushes.add(flush)
-    void flush.finally(() => this.flushes.delete(flush))
+    this.flushes ??= new Set()
+    const flushes = this.flushes
+    flushes.add(flush)
+    void flush.finally(() => flushes.delete(flush))
   }
 
-  private setStatus(status: AgentStatus): void {
+  /** Driver host: announces a status change on `agent/status`. */
+  setStatus(status: AgentStatus): void {
     if (this.currentStatus === status) return
     this.currentStatus = status
     this.bus.emit('agent/status', [this, status])
@@ -323,7 +329,7 @@ export class LoopAgent implements Agent {
    * Emits `agent/error`. An error nobody listens to is not swallowed: it becomes the cause of the
    * prompt waiting for the open turn, or else one line on stderr.
    */
-  private report(error: HarnessError, heardByPrompt = false): void {
+  report(error: HarnessError, heardByPrompt = false): void {
     const listeners = this.bus.emit('agent/error', [this, error])
     const turn = this.driver.openTurn
     if (turn !== undefined && this.prompts.watches(turn)) {

@@ -1,7 +1,7 @@
 /** `ctx.agentLoop`: creates and resumes agents, and owns the standard `inbox` projection. */
 import { type Context, Service } from 'cordis'
-import { emitContained, resolveRetryPolicy, type SessionId, untraced } from 'dsh-llm'
-import type { InboxState, Session } from 'dsh-session'
+import { emitContained, type RetryPolicy, resolveRetryPolicy, type SessionId, untraced } from 'dsh-llm'
+import type { InboxState, Session, Sessions } from 'dsh-session'
 import { LoopAgent } from './agent.ts'
 import { AgentLoopError, AgentLoopErrorCode } from './errors.ts'
 import { INBOX_PROJECTION, inboxProjection } from './inbox/inbox.ts'
@@ -73,6 +73,37 @@ function requireProvider(where: string, ctx: Context, provider: string): void {
 }
 
 /**
+ * Called by a disposing agent once it is quiet: forgets it and closes its session when it owns it,
+ * else flushes it. An object, not a function: read through the service's tracing proxy (as `this`
+ * in `start` is), a function would come back wrapped, one wrapper per agent.
+ */
+class AgentReleaser {
+  constructor(
+    private readonly agents: Map<SessionId, LoopAgent>,
+    private readonly sessions: Sessions,
+  ) {}
+
+  async release(agent: LoopAgent, owned: boolean): Promise<void> {
+    const { session } = agent
+    if (this.agents.get(session.id) === agent) this.agents.delete(session.id)
+    if (owned) await this.sessions.close(session)
+    else await session.flush()
+  }
+}
+
+/** The resolved default policy, shared by every agent created without `retry` (it is frozen and stateless). */
+let defaultPolicy: RetryPolicy | undefined
+
+/** The agent's retry policy: the shared default without `options.retry`, else its own (checked here). */
+function retryPolicyOf(options: ResumeOptions): RetryPolicy {
+  // `?? {}` as before: a null `retry` (from untyped callers) means the default too.
+  const retry = options.retry ?? undefined
+  if (retry !== undefined) return resolveRetryPolicy(retry)
+  defaultPolicy ??= resolveRetryPolicy({})
+  return defaultPolicy
+}
+
+/**
  * The agent loop service (`ctx.agentLoop`). Registers the standard `inbox` projection on
  * `ctx.sessionProjections` for its lifetime, and disposes its agents when it unloads.
  * At most one live agent drives a session.
@@ -85,6 +116,8 @@ export class AgentLoopService extends Service {
   private readonly maxToolConcurrency: number
   private readonly toolTimeoutMs: number
   private readonly abortGraceMs: number
+  /** Releases disposing agents; one for every agent of this service (an agent keeps no closure). */
+  private readonly releaser: AgentReleaser
 
   constructor(ctx: Context, config: AgentLoopConfig = {}) {
     super(ctx, 'agentLoop')
@@ -108,6 +141,8 @@ export class AgentLoopService extends Service {
     this.abortGraceMs = abortGraceMs
     ctx.sessionProjections.register(inboxProjection)
     const agents = this.agents
+    // The store itself, not cordis's tracing proxy (whose shadow context would be kept with it).
+    this.releaser = new AgentReleaser(agents, untraced(ctx.sessions))
     ctx.effect(
       () => () => Promise.all([...agents.values()].map((agent) => agent.dispose())).then(() => undefined),
       'agentLoop agents',
@@ -124,7 +159,7 @@ export class AgentLoopService extends Service {
   async create(options: AgentOptions): Promise<Agent> {
     checkOptions('agentLoop.create', options)
     requireProvider('agentLoop.create', this.home, options.provider)
-    const policy = resolveRetryPolicy(options.retry ?? {})
+    const policy = retryPolicyOf(options)
     if (options.session !== undefined) {
       return this.start(options.session, false, options, policy)
     }
@@ -143,7 +178,7 @@ export class AgentLoopService extends Service {
   async resume(sessionId: SessionId, options: ResumeOptions): Promise<Agent> {
     checkOptions('agentLoop.resume', options)
     requireProvider('agentLoop.resume', this.home, options.provider)
-    const policy = resolveRetryPolicy(options.retry ?? {})
+    const policy = retryPolicyOf(options)
     const live = this.home.sessions.get(sessionId)
     if (live !== undefined) return this.start(live, false, options, policy)
     const session = await this.home.sessions.open(sessionId)
@@ -160,12 +195,7 @@ export class AgentLoopService extends Service {
     return this.agents.get(sessionId)
   }
 
-  private start(
-    session: Session,
-    owned: boolean,
-    options: ResumeOptions,
-    policy: ReturnType<typeof resolveRetryPolicy>,
-  ): Agent {
+  private start(session: Session, owned: boolean, options: ResumeOptions, policy: RetryPolicy): Agent {
     const busy = this.agents.get(session.id)
     if (busy !== undefined) {
       throw new AgentLoopError(
@@ -181,10 +211,6 @@ export class AgentLoopService extends Service {
       )
     }
     const { session: _session, sessionId: _sessionId, ...agentOptions } = options as AgentOptions
-    // The store itself, not cordis's tracing proxy: the release closure below is kept per agent, and a
-    // proxy (with its shadow context) would be kept with it (~1.1 KB an agent).
-    const sessions = untraced(this.home.sessions)
-    const agents = this.agents
     const agent = new LoopAgent({
       ctx: this.home,
       session,
@@ -193,13 +219,10 @@ export class AgentLoopService extends Service {
       maxToolConcurrency: this.maxToolConcurrency,
       toolTimeoutMs: this.toolTimeoutMs,
       abortGraceMs: this.abortGraceMs,
-      release: async (released) => {
-        if (agents.get(session.id) === released) agents.delete(session.id)
-        if (owned) await sessions.close(session)
-        else await session.flush()
-      },
+      owned,
+      releaser: this.releaser,
     })
-    agents.set(session.id, agent)
+    this.agents.set(session.id, agent)
     emitContained(this.home, 'agent/created', [agent])
     return agent
   }

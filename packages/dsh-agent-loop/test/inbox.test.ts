@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import AgentLoop, { ToolRegistry } from 'dsh-agent-loop'
 import { LlmRuntime, MessageId, SessionId, userText } from 'dsh-llm'
 import { scriptedAdapter, textResponse } from 'dsh-llm/testing'
-import { MemoryStorage, type SessionEvent, Sessions } from 'dsh-session'
+import { emptyInbox, MemoryStorage, type SessionEvent, Sessions } from 'dsh-session'
 import { describe, expect, it } from 'vitest'
 import { createHarness, dataOf, types } from './harness.ts'
 
@@ -186,5 +186,19 @@ describe('Inbox mutations', () => {
       }),
     )
     expect(types(agent.session)).toEqual(['agent/inbox/spliced', 'user/message', 'agent/inbox/spliced'])
+  })
+})
+
+describe('Inbox state when empty', () => {
+  it('is the shared emptyInbox once a claim or clear empties it, and a change is still reported', async () => {
+    const h = await createHarness()
+    const agent = await h.create()
+    const states: unknown[] = []
+    h.app.sessionProjections.onChanged('inbox', (_session, state) => states.push(state))
+    agent.inbox.append('next-turn', withId('a'))
+    agent.inbox.clear()
+    expect(h.app.agentLoop.inbox(agent.session)).toBe(emptyInbox)
+    expect(states).toEqual([{ nextTurn: [withId('a')], nextStep: [] }, emptyInbox])
+    expect(states[1]).toBe(emptyInbox)
   })
 })

@@ -76,7 +76,7 @@ export function surfaceMessage(type: string, data: unknown): Message | undefined
 export class SurfaceFold {
   private nodes: Message[] = []
   /** The seq of the event that produced each node (the replacing event, for a replace). */
-  private readonly nodeSeqs: number[] = []
+  private nodeSeqs: number[] = []
   private next = 0
   private view: PrefixView | undefined = new PrefixView(EMPTY, 0)
   /** A view over the current `nodes` array was handed out: fork before changing existing nodes. */
@@ -119,6 +119,14 @@ export class SurfaceFold {
     if (surface.op !== 'replace') return
     const problem = replaceProblem(surface, this.nodeSeqs, seq)
     if (problem !== undefined) this.fail(type, seq, problem)
+  }
+
+  /**
+   * Drops the growth room of the node seqs (a pushed array keeps up to half again its length): the
+   * session calls this when a turn ends, as the log then rests.
+   */
+  settle(): void {
+    this.nodeSeqs = this.nodeSeqs.slice()
   }
 
   private project(event: SessionEvent): void {

@@ -300,6 +300,7 @@ export class LiveSession implements Session {
     this.log.add(event)
     this.enclosure.apply(event.type, event.data)
     if (event.type === 'request/header') this.header = headerStateOf(event)
+    else if (event.type === 'turn/end') this.surface.settle()
   }
 
   /** Takes one already-committed event into the log (history), checking seq and enclosure. */

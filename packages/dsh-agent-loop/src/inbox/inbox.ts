@@ -29,8 +29,19 @@ export const inboxProjection: ProjectionDefinition<InboxState> = Object.freeze({
   key: INBOX_PROJECTION,
   init: () => emptyInbox,
   apply: (state: InboxState, event: SessionEvent) =>
-    event.type === 'agent/inbox/spliced' ? applyInboxSplice(state, event.data, event.seq) : state,
+    event.type === 'agent/inbox/spliced'
+      ? sharedWhenEmpty(applyInboxSplice(state, event.data, event.seq))
+      : state,
 })
+
+/**
+ * `state`, or the shared `emptyInbox` when both lists are empty: an idle agent's inbox state is then
+ * no object of its own. (A splice that changes nothing returns its input, so an empty state never
+ * becomes a new empty one: a change is still a change.)
+ */
+function sharedWhenEmpty(state: InboxState): InboxState {
+  return state.nextTurn.length === 0 && state.nextStep.length === 0 ? emptyInbox : state
+}
 
 /** Where a pending message waits. */
 export interface InboxEntry {

@@ -8,15 +8,17 @@ import type { Session } from 'dsh-session'
 
 /** A FIFO of staged messages. */
 export class Outbox {
-  private items: UserMessage[] = []
+  /** The staged messages, oldest first; made on the first push (most agents never stage one). */
+  private items: UserMessage[] | undefined
 
   /** How many messages are staged. */
   get size(): number {
-    return this.items.length
+    return this.items === undefined ? 0 : this.items.length
   }
 
   /** Stages `message` behind everything already staged. */
   push(message: UserMessage): void {
+    this.items ??= []
     this.items.push(message)
   }
 
@@ -27,9 +29,9 @@ export class Outbox {
    */
   drain(session: Session): number {
     let count = 0
-    while (this.items.length > 0) {
+    while (this.items !== undefined && this.items.length > 0) {
       const batch = this.items
-      this.items = []
+      this.items = undefined
       for (const message of batch) session.append('user/message', message)
       count += batch.length
     }

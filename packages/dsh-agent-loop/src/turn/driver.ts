@@ -5,15 +5,21 @@
  * turn's number, its cancellation and whether a wake arrived while it ran.
  */
 import {
+  type EventBus,
   type HarnessError,
   llmFailure,
   type TurnEndReason,
   type TurnTrigger,
   type UserMessage,
 } from 'dsh-llm'
+import type { Session } from 'dsh-session'
 import { AgentLoopError, AgentLoopErrorCode, describeError } from '../errors.ts'
+import type { ReactLoopInbox } from '../inbox/inbox.ts'
+import type { Outbox } from '../inbox/outbox.ts'
+import type { LoopModelEnv } from '../model-env.ts'
 import { TurnCancellation } from '../timing/cancel.ts'
-import type { AgentStatus } from '../types.ts'
+import type { ToolBatchEnv } from '../tools/batch.ts'
+import type { Agent, AgentStatus } from '../types.ts'
 import type { Prompts } from './prompts.ts'
 import { runTurn, type TurnHost } from './turn.ts'
 
@@ -38,8 +44,16 @@ interface OpenTurn {
   readonly cancellation: TurnCancellation
 }
 
-/** Drives an agent's turns: `wake` opens one, and the queue runs until nothing is pending. */
-export class TurnDriver {
+/** The parts of a `TurnHost` the agent hands its driver (the driver is the turn host itself). */
+export type TurnParts = Omit<TurnHost, 'agent' | 'report' | 'turnClosed' | 'model'> & {
+  readonly model: LoopModelEnv
+}
+
+/**
+ * Drives an agent's turns: `wake` opens one, and the queue runs until nothing is pending. It is its
+ * turns' `TurnHost`, so the agent keeps no separate host object or closures for them.
+ */
+export class TurnDriver implements TurnHost {
   /** The open turn's cancellation, from `turn/start` until `turn/end` is appended. */
   private cancellation: TurnCancellation | undefined
   /** A waking send or steer arrived while running (since the last turn start or cancel). */
@@ -47,19 +61,37 @@ export class TurnDriver {
   /** The number of the open turn, from `turn/start` until `turn/end`. */
   private current: number | undefined
   private running: Promise<void> | undefined
-  private readonly turnHost: TurnHost
+  readonly bus: EventBus
+  readonly session: Session
+  readonly inbox: ReactLoopInbox
+  readonly outbox: Outbox
+  readonly model: LoopModelEnv
+  readonly tools: ToolBatchEnv
+  readonly maxSteps: number | undefined
 
   constructor(
-    turnHost: Omit<TurnHost, 'turnClosed'>,
-    private readonly host: DriverHost,
+    readonly agent: Agent & DriverHost,
+    parts: TurnParts,
   ) {
-    this.turnHost = {
-      ...turnHost,
-      turnClosed: () => {
-        this.cancellation = undefined
-        this.current = undefined
-      },
-    }
+    this.bus = parts.bus
+    this.session = parts.session
+    this.inbox = parts.inbox
+    this.outbox = parts.outbox
+    this.model = parts.model
+    this.tools = parts.tools
+    this.maxSteps = parts.maxSteps
+  }
+
+  /** Turn host: reports a failure on `agent/error`. */
+  report(error: HarnessError): void {
+    this.agent.report(error)
+  }
+
+  /** Turn host: called synchronously right after `turn/end` is appended. */
+  turnClosed(): void {
+    this.cancellation = undefined
+    this.current = undefined
+    this.model.callIds.settle()
   }
 
   /** The open turn's number, from `turn/start` until `turn/end`; else `undefined`. */
@@ -93,12 +125,12 @@ export class TurnDriver {
     // Cleared before `running` is announced: a send from that announcement's listeners (after a
     // cancel there, say) is a wake for the turn after this one.
     this.wakeRequested = false
-    this.host.setStatus('running')
+    this.agent.setStatus('running')
     let first: OpenTurn
     try {
       first = this.open(trigger, cancellation)
     } catch (error) {
-      this.host.setStatus('idle')
+      this.agent.setStatus('idle')
       throw error
     }
     this.running = this.drive(first)
@@ -121,7 +153,7 @@ export class TurnDriver {
    * the turn is closed `error` before the error is rethrown, so the log stays balanced.
    */
   private open(trigger: TurnTrigger, cancellation = new TurnCancellation()): OpenTurn {
-    const { session, inbox } = this.turnHost
+    const { session, inbox } = this
     this.cancellation = cancellation
     const turn = session.lastTurn() + 1
     try {
@@ -149,19 +181,14 @@ export class TurnDriver {
   }
 
   private async drive(first: OpenTurn): Promise<void> {
-    const { prompts } = this.host
+    const { prompts } = this.agent
     let current: OpenTurn | undefined = first
     try {
       while (current !== undefined) {
-        const reason: TurnEndReason = await runTurn(
-          this.turnHost,
-          current.turn,
-          current.batch,
-          current.cancellation,
-        )
+        const reason: TurnEndReason = await runTurn(this, current.turn, current.batch, current.cancellation)
         prompts.settle(current.turn, reason)
         const aborted = current.cancellation.cause !== undefined
-        if (this.turnHost.outbox.size > 0) this.host.drainLateContext()
+        if (this.outbox.size > 0) this.agent.drainLateContext()
         current = this.next(aborted)
       }
     } catch (error) {
@@ -169,16 +196,16 @@ export class TurnDriver {
       this.current = undefined
       const stopped = new AgentLoopError(
         AgentLoopErrorCode.LOOP_FAILED,
-        `agent ${this.host.agentId} stopped: ${describeError(error)}`,
+        `agent ${this.agent.agentId} stopped: ${describeError(error)}`,
         { cause: error },
       )
       // No prompt will settle normally now: they hear why (and stderr only if nobody does).
       const heard = prompts.watches(current?.turn)
       prompts.abandon(stopped)
-      this.host.report(stopped, heard)
+      this.agent.report(stopped, heard)
     } finally {
       this.running = undefined
-      this.host.setStatus('idle')
+      this.agent.setStatus('idle')
     }
   }
 
@@ -186,7 +213,7 @@ export class TurnDriver {
   private next(aborted: boolean): OpenTurn | undefined {
     const woken = this.wakeRequested
     this.wakeRequested = false
-    if (this.host.disposing() || !this.turnHost.inbox.hasPending()) return undefined
+    if (this.agent.disposing() || !this.inbox.hasPending()) return undefined
     if (aborted && !woken) return undefined
     return this.open({ kind: 'queued' })
   }
