@@ -45,10 +45,10 @@ export interface ModelCallEnv extends HeaderEnv, RetryEnv {
   /** True until this loop instance has recorded its first header; the turn clears it. */
   firstRequest: boolean
   /**
-   * Tool-call ids already used in the session's history, built on first need and extended as
-   * answers commit; a new call reusing one is renamed (see `StreamGuard`).
+   * Tool-call ids already used in the session's history, extended as answers commit; a new call
+   * reusing one is renamed (see `StreamGuard`).
    */
-  callIds: CallIdBook | undefined
+  readonly callIds: CallIdBook
   /** Reports something the loop repaired instead of failing (`agent/warning`). */
   readonly warn: (warning: AgentWarning) => void
 }
@@ -56,27 +56,6 @@ export interface ModelCallEnv extends HeaderEnv, RetryEnv {
 /** The tool-call ids of a session's history, as the stream guard asks about them. */
 export interface CallIdBook extends TakenCallIds {
   add(id: string): void
-}
-
-/**
- * `env.callIds`, folded from the history only when a guard first asks (a stream with a tool call),
- * then kept up to date as answers commit.
- */
-function lazyCallIds(env: ModelCallEnv): TakenCallIds {
-  const nextSuffix = new Map<string, number>()
-  const book = (): CallIdBook => {
-    if (env.callIds !== undefined) return env.callIds
-    const ids = new Set<string>()
-    for (const message of env.session.deriveMessages()) {
-      for (const block of message.content) {
-        if (block.type === 'tool-call') ids.add(block.id)
-        else if (block.type === 'tool-result') ids.add(block.toolCallId)
-      }
-    }
-    env.callIds = { has: (id) => ids.has(id), add: (id) => void ids.add(id), nextSuffix }
-    return env.callIds
-  }
-  return { has: (id) => book().has(id), nextSuffix }
 }
 
 /** Closed: how one step's model call ended. */
@@ -111,7 +90,7 @@ export async function callModel(
   const { session } = env
   const { turn, step, signal } = position
   const assembler = new BlockAssembler()
-  const guard = new StreamGuard(env.callIds ?? lazyCallIds(env), (problem) =>
+  const guard = new StreamGuard(env.callIds, (problem) =>
     env.warn({ code: AgentLoopErrorCode.INVALID_USAGE, message: `turn ${turn} step ${step}: ${problem}` }),
   )
   let iterator: AsyncIterator<StreamChunk>
@@ -237,8 +216,7 @@ export async function callModel(
   )
   const toolCalls: ToolCallBlock[] = []
   for (const block of message.content) if (block.type === 'tool-call') toolCalls.push(block)
-  if (toolCalls.length > 0 && env.callIds !== undefined)
-    for (const call of toolCalls) env.callIds.add(call.id)
+  for (const call of toolCalls) env.callIds.add(call.id)
   return { kind: 'answered', message, finish, toolCalls }
 }
 
