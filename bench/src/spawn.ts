@@ -17,7 +17,9 @@ export interface ChildOptions {
 
 /**
  * Spawns `node dist/main.js --child <job>` and resolves with the job's result. With the
- * `BENCH_CPU_PROF` environment variable set to a directory, every child writes a CPU profile there.
+ * `BENCH_CPU_PROF` environment variable set to a directory, every child writes a CPU profile there;
+ * with `BENCH_SOURCE_MAPS=1` every child runs with `--enable-source-maps` (stack traces that name
+ * `src/` lines, at a cost to the measured step).
  * Rejects with the child's stderr when it exits non-zero or reports nothing.
  */
 export function runInChild<J extends Job>(job: J, options: ChildOptions = {}): Promise<JobResult<J>> {
@@ -25,7 +27,10 @@ export function runInChild<J extends Job>(job: J, options: ChildOptions = {}): P
   if (options.exposeGc === true) args.push('--expose-gc')
   const profDir = process.env.BENCH_CPU_PROF
   if (profDir !== undefined && profDir !== '') args.push('--cpu-prof', `--cpu-prof-dir=${profDir}`)
-  args.push('--enable-source-maps', MAIN, '--child', JSON.stringify(job))
+  // Source maps only on request: with them enabled, a child's steps run measurably slower, and by a
+  // different amount for each harness (Agent Note 2026-12-02-bench-children-without-source-maps.md).
+  if (process.env.BENCH_SOURCE_MAPS === '1') args.push('--enable-source-maps')
+  args.push(MAIN, '--child', JSON.stringify(job))
   return runNode(args, options.node).then(({ code, signal, stdout, stderr }) => {
     const line = stdout.split('\n').find((l) => l.startsWith(MARK))
     if (code !== 0 || line === undefined) {
