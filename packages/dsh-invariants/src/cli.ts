@@ -5,12 +5,10 @@
  */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { SessionId } from 'dsh-llm'
 import { resolvePath } from './cli/paths.ts'
 import { progressFor } from './cli/progress.ts'
-import { RequestDeriver } from './derive/reconstruct.ts'
+import { printRequests } from './cli/requests.ts'
 import { checkSessionFile, type FileCheck, type FileViolation } from './offline/check-file.ts'
-import { scanRecordedLog } from './offline/file-scan.ts'
 
 const USAGE = `usage:
   dsh-invariants check [--json] [--no-progress] <file.jsonl | dir>...
@@ -117,34 +115,14 @@ async function check(paths: readonly string[], json: boolean, progress: boolean)
 }
 
 async function requests(file: string): Promise<number> {
-  let deriver = new RequestDeriver()
-  const pending: string[] = []
-  const flush = () => {
-    if (pending.length === 0) return
-    process.stdout.write(`${pending.join('\n')}\n`)
-    pending.length = 0
-  }
-  let tornLine: number | undefined
   try {
-    ;({ tornLine } = await scanRecordedLog(file, {
-      onHeader: (header) => {
-        deriver = new RequestDeriver(SessionId(header.sessionId))
-      },
-      onEvent: (event) => {
-        const request = deriver.push(event)
-        if (request === undefined) return
-        pending.push(JSON.stringify(request))
-        if (pending.length >= 64) flush()
-      },
-    }))
+    const { tornLine } = await printRequests(file, process.stdout)
+    if (tornLine !== undefined) process.stderr.write(`${tornLineNote(file, tornLine)}\n`)
+    return EXIT.clean
   } catch (error) {
-    flush()
     process.stderr.write(`${describeError(error)}\n`)
     return EXIT.unusable
   }
-  flush()
-  if (tornLine !== undefined) process.stderr.write(`${tornLineNote(file, tornLine)}\n`)
-  return EXIT.clean
 }
 
 async function main(argv: readonly string[]): Promise<number> {

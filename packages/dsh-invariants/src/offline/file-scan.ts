@@ -6,11 +6,20 @@ import { open } from 'node:fs/promises'
 import { type SessionEvent, SessionFileDecoder, type SessionFileHeader } from 'dsh-session'
 import { unreadable } from './recorded-log.ts'
 
+/**
+ * Bytes per read. The events of one read are alive until the visitor has seen them; the fewer they
+ * are, the fewer a scavenge finds alive and the less the young generation grows. Checking a
+ * 1,000,000-event file on Node 24, 1 MiB reads peaked at 232–235 MB RSS on an idle machine and at
+ * 305–330 MB on a loaded one; 64 KiB reads at 178–181 MB on both, in the same time. 32 KiB and less
+ * cost more time in reads.
+ */
+const READ_BYTES = 64 * 1024
+
 /** Options of `scanRecordedLog`. */
 export interface ScanOptions {
   /** Called after each chunk read with the bytes read so far and the file's size. */
   readonly onProgress?: (bytesRead: number, totalBytes: number) => void
-  /** Bytes per read (default 1 MiB). */
+  /** Bytes per read (default 64 KiB, `READ_BYTES`). */
   readonly chunkSize?: number
 }
 
@@ -38,6 +47,12 @@ export async function scanRecordedLog(
   visitor: {
     readonly onHeader?: (header: SessionFileHeader) => void
     readonly onEvent: (event: SessionEvent, index: number, line: number) => void
+    /**
+     * Called once the events of one read have been visited, and awaited before the next read: a
+     * visitor that writes what it derives to a stream waits here for the stream to drain, so a slow
+     * reader of its output holds the scan back instead of the output piling up in memory.
+     */
+    readonly afterRead?: () => void | Promise<void>
   },
   options: ScanOptions = {},
 ): Promise<ScannedLog> {
@@ -46,7 +61,7 @@ export async function scanRecordedLog(
   })
   try {
     const size = (await handle.stat()).size
-    const buffer = Buffer.allocUnsafe(options.chunkSize ?? 1 << 20)
+    const buffer = Buffer.allocUnsafe(options.chunkSize ?? READ_BYTES)
     const decoder = new SessionFileDecoder(file, { mode: 'recorded' })
     const events: SessionEvent[] = []
     const lines: number[] = []
@@ -62,8 +77,6 @@ export async function scanRecordedLog(
       }
       if (bytes === 0) break
       read += bytes
-      events.length = 0
-      lines.length = 0
       decoder.push(buffer.subarray(0, bytes), events, lines)
       if (header === undefined && decoder.state.header !== undefined) {
         header = decoder.state.header
@@ -71,7 +84,11 @@ export async function scanRecordedLog(
       }
       for (let i = 0; i < events.length; i++)
         visitor.onEvent(events[i] as SessionEvent, index++, lines[i] as number)
+      // Dropped before the next read: a scavenge while it is awaited would find them alive.
+      events.length = 0
+      lines.length = 0
       options.onProgress?.(read, size)
+      await visitor.afterRead?.()
     }
     const { torn } = decoder.end()
     return Object.freeze({
