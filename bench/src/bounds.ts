@@ -84,7 +84,7 @@ export const QUICK_BOUNDS: readonly Bound[] = [
     id: 'scale-heap',
     on: 'dsh',
     max: 130,
-    why: 'target 50 KB; a per-agent leak',
+    why: 'target 25 KB; a per-agent leak',
   },
   {
     id: 'scale-delay',

@@ -56,7 +56,7 @@ export const FULL: Plan = {
   besideHarnesses: ['floor', 'pi-agent-core', 'ai-sdk', 'dsh-memory'],
   longSteps: 10_000,
   longRuns: 3,
-  longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory', 'ai-sdk'],
+  longHarnesses: ['floor', 'pi-agent-core', 'dsh-memory', 'dsh-invariants', 'ai-sdk'],
   longOnce: ['ai-sdk'],
   assemblyDeltas: 1_000_000,
   storageEvents: 100_000,

@@ -150,6 +150,9 @@ export async function scaleScenario(
       baselineName: 'pi-agent-core',
       baseline: m(pi, 'totalMs'),
       runs: runsOf('totalMs'),
+      target: '≤ 1.5×',
+      check: (ratio) => ratio <= 1.5,
+      ratioTarget: true,
     }),
     row({
       id: 'scale-delay-p50',
@@ -187,8 +190,8 @@ export async function scaleScenario(
       baselineName: 'pi-agent-core',
       baseline: m(pi, 'heapPerAgentKb'),
       runs: runsOf('heapPerAgentKb'),
-      target: 'dsh ≤ 50 KB',
-      check: (_ratio, value) => value <= 50,
+      target: 'dsh ≤ 25 KB',
+      check: (_ratio, value) => value <= 25,
     }),
   ]
 }
