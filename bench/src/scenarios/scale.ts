@@ -31,6 +31,9 @@ export interface ScaleResult {
 /** A delay histogram with fewer samples than this does not support a p99; the row says so. */
 export const MIN_DELAY_SAMPLES = 1000
 
+/** The agent count the total-time and heap-per-agent targets are set for. */
+const TARGET_AGENTS = 1000
+
 /**
  * A prepared scale run: `start()` sends every agent its prompt and resolves when all are idle;
  * `agents` keeps them alive for the heap measurement.
@@ -140,6 +143,9 @@ export async function scaleScenario(
   const piDelays = pooled(pi)
   const samples = dshDelays.length
   const enough = samples >= MIN_DELAY_SAMPLES
+  // The total-time and heap targets are set for 1,000 agents: with fewer (the quick suite's 100), the
+  // app's fixed cost weighs more per agent.
+  const atScale = agents >= TARGET_AGENTS
   const histogram = `whole run × ${dsh.length} runs pooled, ${samples} samples${enough ? '' : ` (fewer than ${MIN_DELAY_SAMPLES}: the p99 is not judged)`}; pi-agent-core ${piDelays.length}`
   return [
     row({
@@ -150,9 +156,7 @@ export async function scaleScenario(
       baselineName: 'pi-agent-core',
       baseline: m(pi, 'totalMs'),
       runs: runsOf('totalMs'),
-      target: '≤ 1.5×',
-      check: (ratio) => ratio <= 1.5,
-      ratioTarget: true,
+      ...(atScale ? { target: '≤ 1.5×', check: (ratio: number) => ratio <= 1.5, ratioTarget: true } : {}),
     }),
     row({
       id: 'scale-delay-p50',
@@ -190,8 +194,7 @@ export async function scaleScenario(
       baselineName: 'pi-agent-core',
       baseline: m(pi, 'heapPerAgentKb'),
       runs: runsOf('heapPerAgentKb'),
-      target: 'dsh ≤ 25 KB',
-      check: (_ratio, value) => value <= 25,
+      ...(atScale ? { target: 'dsh ≤ 25 KB', check: (_ratio: number, value: number) => value <= 25 } : {}),
     }),
   ]
 }
