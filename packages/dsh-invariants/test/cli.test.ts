@@ -11,7 +11,13 @@ import { textResponse } from 'dsh-llm/testing'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI, requireFreshBuild, run } from './cli-run.ts'
-import { expandRunLinesIn, READ_TURN_SCRIPT, recordReadTurn, scriptedSession } from './scripted.ts'
+import {
+  expandRunLinesIn,
+  READ_TURN_SCRIPT,
+  recordReadTurn,
+  recordTextTurn,
+  scriptedSession,
+} from './scripted.ts'
 
 installInvariantGuard()
 
@@ -300,15 +306,7 @@ describe('dsh-invariants requests', () => {
     const { app, session, driver } = await scriptedSession([textResponse('a'), textResponse('b')], 'long', {
       sessions: { storage: new JsonlStorage({ dir }) },
     })
-    driver.user('x'.repeat(200_000), 'm-long')
-    driver.startTurn()
-    for (let step = 0; step < 2; step++) {
-      driver.startStep()
-      if (step === 0) driver.header()
-      await driver.call()
-      driver.endStep()
-    }
-    driver.endTurn()
+    await recordTextTurn(driver, 'x'.repeat(200_000), 'm-long', 2)
     await app.sessions.close(session)
     const script = 'set -o pipefail; node "$0" requests "$1" | head -c 1 > /dev/null'
     const result = spawnSync('bash', ['-c', script, CLI, join(dir, 'long.jsonl')], { encoding: 'utf8' })

@@ -13,7 +13,7 @@ import { textResponse } from 'dsh-llm/testing'
 import { JsonlStorage } from 'dsh-session'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { printRequests } from '../src/cli/requests.ts'
-import { scriptedSession } from './scripted.ts'
+import { recordTextTurn, scriptedSession } from './scripted.ts'
 
 installInvariantGuard()
 
@@ -30,15 +30,7 @@ beforeAll(async () => {
   const { app, session, driver } = await scriptedSession(script, 'long-turn', {
     sessions: { storage: new JsonlStorage({ dir }) },
   })
-  driver.user('go', 'm-go')
-  driver.startTurn()
-  for (let step = 0; step < STEPS; step++) {
-    driver.startStep()
-    if (step === 0) driver.header()
-    await driver.call()
-    driver.endStep()
-  }
-  driver.endTurn()
+  await recordTextTurn(driver, 'go', 'm-go', STEPS)
   await app.sessions.close(session)
   file = join(dir, 'long-turn.jsonl')
 })

@@ -66,6 +66,22 @@ export async function recordReadTurn(
   driver.endTurn()
 }
 
+/**
+ * Records through `driver` one turn of `steps` steps, each a model call answered by the script (text
+ * answers, no tool calls): the prompt `text` (id `id`), the request header before the first call.
+ */
+export async function recordTextTurn(driver: Driver, text: string, id: string, steps: number): Promise<void> {
+  driver.user(text, id)
+  driver.startTurn()
+  for (let step = 0; step < steps; step++) {
+    driver.startStep()
+    if (step === 0) driver.header()
+    await driver.call()
+    driver.endStep()
+  }
+  driver.endTurn()
+}
+
 /** A script of one step calling `read` twice (`c1` on `a`, `c2` on `b`), then the answer `done`. */
 export const TWO_READS_SCRIPT: readonly ScriptStep[] = [
   toolCallsResponse([
