@@ -5,6 +5,9 @@ import type { SyncProbe } from './sync-probe.ts'
 /** Points of the per-step curve a run reports (each the mean of an equal slice of the steps). */
 export const CURVE_POINTS = 100
 
+/** The share of a run's steps that `earlyMeanUs` and `lateMeanUs` each average. */
+export const PHASE_SHARE = 0.3
+
 /** What a tool-loop run reports about itself. */
 export interface LoopSummary {
   /** Steps observed (step boundaries marked). */
@@ -23,6 +26,12 @@ export interface LoopSummary {
   readonly firstUs: number
   readonly midUs: number
   readonly lastUs: number
+  /**
+   * Mean wall per step of the first and of the last `PHASE_SHARE` of the steps, µs: where the mean
+   * goes, V8's warm-up (not yet optimized code) against the warm step.
+   */
+  readonly earlyMeanUs: number
+  readonly lateMeanUs: number
   /** The whole run as `CURVE_POINTS` `[step, mean µs]` points. */
   readonly curve: readonly (readonly [number, number])[]
   /** Peak resident set size of the process, MB. */
@@ -111,6 +120,7 @@ export class StepRecorder {
     const { window, midStart } = tenths(this.count)
     const firstUs = median(wall.subarray(0, window))
     const lastUs = median(wall.subarray(this.count - window))
+    const phase = Math.max(1, Math.floor(this.count * PHASE_SHARE))
     return {
       steps: this.count,
       wallUs: median(wall),
@@ -121,6 +131,8 @@ export class StepRecorder {
       firstUs,
       midUs: median(wall.subarray(midStart, midStart + window)),
       lastUs,
+      earlyMeanUs: mean(wall.subarray(0, phase)),
+      lateMeanUs: mean(wall.subarray(this.count - phase)),
       curve: curve(wall, CURVE_POINTS),
       peakRssMb: process.resourceUsage().maxRSS / 1024,
       totalMs: this.lastWall - this.startWall,

@@ -109,6 +109,22 @@ export function loopRows(r: Results): Out {
     }),
     ...wallPair(r, 'loop-wall-vs-floor', s1, 'in-memory', 'dsh-memory', 'floor'),
     compare(r, {
+      id: 'loop-early-vs-pi',
+      scenario: s1,
+      metric: 'in-memory, mean µs/step of the first 30% of steps (warm-up)',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'earlyMeanUs',
+    }),
+    compare(r, {
+      id: 'loop-late-vs-pi',
+      scenario: s1,
+      metric: 'in-memory, mean µs/step of the last 30% of steps',
+      dsh: 'dsh-memory',
+      baseline: 'pi-agent-core',
+      field: 'lateMeanUs',
+    }),
+    compare(r, {
       id: 'loop-cpu-vs-pi',
       scenario: s1,
       metric: 'in-memory, CPU µs/step (median)',

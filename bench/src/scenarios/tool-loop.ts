@@ -101,6 +101,8 @@ function combine(list: readonly LoopSummary[]): LoopFigures {
     firstUs: pick('firstUs'),
     midUs: pick('midUs'),
     lastUs: pick('lastUs'),
+    earlyMeanUs: pick('earlyMeanUs'),
+    lateMeanUs: pick('lateMeanUs'),
     curve: first.map(([step], i) => [step, median(list.map((s) => s.curve[i]?.[1] ?? Number.NaN))] as const),
     peakRssMb: pick('peakRssMb'),
     totalMs: pick('totalMs'),
