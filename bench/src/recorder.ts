@@ -1,4 +1,5 @@
 /** Per-step wall and CPU time, recorded at step boundaries by whichever harness is measured. */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { curve, growth, mean, median, tenths } from './stats.ts'
 import type { SyncProbe } from './sync-probe.ts'
 
@@ -7,6 +8,23 @@ export const CURVE_POINTS = 100
 
 /** The share of a run's steps that `earlyMeanUs` and `lateMeanUs` each average. */
 export const PHASE_SHARE = 0.3
+
+/**
+ * How long a run idles between its harness's setup and its first measured step, ms
+ * (`BENCH_SETTLE_MS` overrides it; 0 starts the clock at once). Loading a harness and building its
+ * app leaves V8 work behind, a scavenge and the end of an incremental mark scheduled as tasks, that
+ * runs at the first turn of the event loop: inside the first step of whichever harness yields there
+ * first. An application that creates an agent and then waits for a message pays it while idle.
+ */
+export const SETTLE_MS = settleMs(process.env.BENCH_SETTLE_MS)
+
+function settleMs(value: string | undefined): number {
+  if (value === undefined || value === '') return 50
+  const ms = Number(value)
+  if (!Number.isInteger(ms) || ms < 0)
+    throw new Error(`BENCH_SETTLE_MS: ${value} is not a whole number of ms`)
+  return ms
+}
 
 /** What a tool-loop run reports about itself. */
 export interface LoopSummary {
@@ -81,8 +99,12 @@ export class StepRecorder {
     return { inline: probe.inline, pooled: probe.pooled, finished: probe.durationsMs.length }
   }
 
-  /** Starts the clock; the first step is measured from here. */
-  start(): void {
+  /**
+   * Idles `settleMs` (default `SETTLE_MS`), then starts the clock: the first step is measured from
+   * when this resolves. Every harness calls it after its setup, right before it starts its turn.
+   */
+  async start(settleMs: number = SETTLE_MS): Promise<void> {
+    if (settleMs > 0) await sleep(settleMs)
     this.startWall = performance.now()
     this.lastWall = this.startWall
     this.lastCpu = cpuMicros()

@@ -72,7 +72,7 @@ export async function runAiSdk(steps: number, recorder: StepRecorder): Promise<v
       execute: async () => TOOL_RESULT,
     }),
   }
-  recorder.start()
+  await recorder.start()
   const result = streamText({
     model: scriptedModel(steps),
     prompt: PROMPT,

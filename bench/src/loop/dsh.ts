@@ -137,7 +137,7 @@ export async function runDshLoop(
   app.sessions.onEvent((_session, event) => {
     if (event.type === 'step/end') recorder.mark()
   })
-  recorder.start()
+  await recorder.start()
   agent.send(userText(PROMPT))
   await agent.whenIdle()
   // The step count is the recorder's (`runLoop` checks it).

@@ -48,7 +48,7 @@ export async function runFloor(steps: number, recorder: StepRecorder, persistenc
     else if (persistence.sync === 'fdatasync') fdatasyncSync(fd)
   }
   const twoBarriers = persistence.kind === 'jsonl' && persistence.barriersPerStep === 2
-  recorder.start()
+  await recorder.start()
   append('user/message', { role: 'user', content: [{ type: 'text', text: 'go' }] })
   for (let step = 0; step < steps; step++) {
     const script = stepScript(step, steps)

@@ -105,7 +105,7 @@ export async function runPiAgent(steps: number, recorder: StepRecorder): Promise
   agent.subscribe((event) => {
     if (event.type === 'turn_end') recorder.mark()
   })
-  recorder.start()
+  await recorder.start()
   await agent.prompt(PROMPT)
 }
 
