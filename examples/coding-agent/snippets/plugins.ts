@@ -4,6 +4,7 @@
 import type { Context } from 'cordis'
 import type {} from 'dsh-agent-loop' // the agent loop's events and services, for the types
 import {
+  checkChunks,
   type LlmRequest,
   messageText,
   outsideLoopStep,
@@ -160,23 +161,23 @@ export const OutputLimit = {
 // #endregion
 
 // #region llm-stream
-/** Reports each model call's token usage; the stream passes through unchanged. */
+/**
+ * Reports each model call's token usage. It only watches the chunks, so it hands the stream on
+ * unchanged with a check attached instead of wrapping it in a generator of its own.
+ */
 export const UsageMeter = {
   name: 'usage-meter',
   apply(ctx: Context, config: { report: (usage: Usage, request: LlmRequest) => void }) {
-    ctx.on('llm/stream', (request, next) => metered(next(), request, config.report))
+    ctx.on('llm/stream', (request, next) =>
+      checkChunks(next(), {
+        chunk(chunk) {
+          if (chunk.type === 'usage') config.report(chunk.usage, request)
+          return undefined // nothing wrong with this chunk
+        },
+        end: () => undefined,
+      }),
+    )
   },
-}
-
-async function* metered(
-  chunks: AsyncIterable<StreamChunk>,
-  request: LlmRequest,
-  report: (usage: Usage, request: LlmRequest) => void,
-): AsyncGenerator<StreamChunk> {
-  for await (const chunk of chunks) {
-    if (chunk.type === 'usage') report(chunk.usage, request)
-    yield chunk
-  }
 }
 // #endregion
 

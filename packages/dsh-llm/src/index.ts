@@ -63,6 +63,7 @@ export {
 export { type RetryOptions, type RetryPolicy, resolveRetryPolicy } from './retry.ts'
 export { type AdapterGuard, LlmRuntime, LlmRuntime as default } from './runtime.ts'
 export type { StreamChunk, StreamChunkType, Usage } from './stream.ts'
+export { checkChunks, type StreamCheck } from './stream-check.ts'
 export { StreamListenerError, streamListenerOf } from './stream-listeners.ts'
 export {
   isHighSurrogate,

@@ -6,6 +6,7 @@
 import { HarnessError, LlmErrorCode } from './errors.ts'
 import type { LlmRequest } from './request.ts'
 import type { StreamChunk } from './stream.ts'
+import { CheckedChunks, CheckedIterator } from './stream-check.ts'
 
 /** One registered `llm/stream` listener, as cordis keeps it. */
 export interface StreamHook {
@@ -94,6 +95,13 @@ export function blamedWaterfall(
 }
 
 function blamedIterable(source: AsyncIterable<StreamChunk>, name: string): AsyncIterable<StreamChunk> {
+  // A check handed on with the stream below (`checkChunks`) runs in this listener's one reaction.
+  if (source instanceof CheckedChunks) {
+    const blamed = (error: unknown) => blame(error, name)
+    return {
+      [Symbol.asyncIterator]: () => new CheckedIterator(source.source, source.check, blamed),
+    }
+  }
   return {
     [Symbol.asyncIterator]: () => {
       let iterator: AsyncIterator<StreamChunk>
@@ -172,5 +180,7 @@ class BlamedIterator implements AsyncIterator<StreamChunk> {
  * the results itself. Package-internal.
  */
 export function whenStreamEnded(iterator: AsyncIterator<StreamChunk>, ended: () => void): boolean {
-  return iterator instanceof BlamedIterator && iterator.whenEnded(ended)
+  return (
+    (iterator instanceof BlamedIterator || iterator instanceof CheckedIterator) && iterator.whenEnded(ended)
+  )
 }

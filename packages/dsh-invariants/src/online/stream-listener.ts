@@ -1,14 +1,16 @@
-/** The outermost `llm/stream` listener: wraps the stream the caller receives in the stream grammar. */
+/** The outermost `llm/stream` listener: checks the stream the caller receives against the stream grammar. */
 import type { Context } from 'cordis'
+import { checkChunks } from 'dsh-llm'
 import type { CheckSink } from '../check-sink.ts'
-import { checkedStream } from '../grammar/checked-stream.ts'
+import { grammarCheck } from '../grammar/checked-stream.ts'
 import { attribute } from './request-boundary.ts'
 import { describeMark } from './request-checker.ts'
 
 /**
  * Registers the listener with `prepend: true`, so it is outermost among the listeners present: it
  * sees the stream exactly as the caller will receive it. A grammar violation throws from the
- * iteration.
+ * iteration. The grammar is handed on as a check (`checkChunks`), so it runs in the reaction the
+ * runtime spends on this listener's stream: no promise of its own per chunk.
  */
 export function installStreamGrammar(ctx: Context, sink: CheckSink): void {
   ctx.on(
@@ -21,12 +23,15 @@ export function installStreamGrammar(ctx: Context, sink: CheckSink): void {
         mark === undefined
           ? `the stream of an unmarked ${request.provider}/${request.model} request`
           : `the stream of ${describeMark(mark)}`
-      return checkedStream(stream, (problem) =>
-        sink.fail({
-          check: 'stream-grammar',
-          message: `${subject}: ${problem}`,
-          ...(mark === undefined ? {} : { sessionId: mark.sessionId }),
-        }),
+      return checkChunks(
+        stream,
+        grammarCheck((problem) =>
+          sink.fail({
+            check: 'stream-grammar',
+            message: `${subject}: ${problem}`,
+            ...(mark === undefined ? {} : { sessionId: mark.sessionId }),
+          }),
+        ),
       )
     },
     { prepend: true },
