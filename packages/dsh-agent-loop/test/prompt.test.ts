@@ -16,6 +16,29 @@ import { createHarness, echoTool } from './harness.ts'
 const usage = (inputTokens: number, outputTokens: number) => ({ usage: { inputTokens, outputTokens } })
 
 describe('agent.prompt', () => {
+  it('reads the turn result back from the log without rebuilding a chunk event', async () => {
+    const h = await createHarness([
+      toolCallResponse('c1', 'echo', { text: 'x' }, usage(10, 2)),
+      textResponse('done', usage(15, 3)),
+    ])
+    echoTool(h)
+    const agent = await h.create()
+    const session = agent.session
+    const read: number[] = []
+    const eventAt = session.eventAt.bind(session)
+    vi.spyOn(session, 'eventAt').mockImplementation((seq) => {
+      read.push(seq)
+      return eventAt(seq)
+    })
+    const result = await agent.prompt('go')
+    expect(result).toMatchObject({ text: 'done', steps: 2, usage: { inputTokens: 25, outputTokens: 5 } })
+    const chunkSeqs = session.events
+      .filter((event) => event.type === 'assistant/chunk')
+      .map((event) => event.seq)
+    expect(chunkSeqs.length).toBeGreaterThan(10)
+    expect(read.filter((seq) => chunkSeqs.includes(seq))).toEqual([])
+  })
+
   it('resolves with the final message, summed usage, stop reason and step count', async () => {
     const h = await createHarness([
       toolCallResponse('c1', 'echo', { text: 'x' }, usage(10, 2)),

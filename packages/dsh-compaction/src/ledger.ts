@@ -29,13 +29,14 @@ export class Ledger {
   started = 0
   private next = 0
 
-  /** Folds the events appended since the last call. */
+  /**
+   * Folds the events appended since the last call, reading them one at a time (no snapshot of the
+   * whole log) and passing each run of chunk entries unread: they change nothing here.
+   */
   update(session: Session): this {
     const end = session.seq
-    if (this.next >= end) return this
-    const events = session.events
-    for (let i = this.next; i < end; i++) {
-      const event = events[i]
+    for (let seq = session.nonChunkSeq(this.next); seq < end; seq = session.nonChunkSeq(seq + 1)) {
+      const event = session.eventAt(seq)
       if (event !== undefined) this.apply(event)
     }
     this.next = end
@@ -44,8 +45,6 @@ export class Ledger {
 
   private apply(event: SessionEvent): void {
     switch (event.type) {
-      case 'assistant/chunk':
-        return
       case 'request/header':
         this.anchor = undefined
         return

@@ -3,7 +3,7 @@ import { installInvariantGuard } from 'dsh-invariants/vitest'
 import { LlmErrorCode, userText } from 'dsh-llm'
 import { errorResponse, textResponse, toolCallResponse } from 'dsh-llm/testing'
 import type { SessionEvent } from 'dsh-session'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { compactingApp, readingBehaviour, windowModel } from './support.ts'
 
 installInvariantGuard()
@@ -126,6 +126,39 @@ describe('the summarizing request', () => {
     // After the last request come its answer and the step's tool result, then the instruction.
     expect(summary.messages.length).toBe(last.messages.length + 3)
     expect(summary.messages.at(-1)?.id).toMatch(/^compaction-1:instruction$/)
+  })
+})
+
+describe('the pressure check before each step', () => {
+  test('folds the log incrementally: no snapshot of the whole log, no chunk entry read', async () => {
+    const app = await compactingApp()
+    const { adapter } = windowModel(64_000, readingBehaviour(6))
+    app.llm.registerAdapter('test', adapter)
+    const agent = await app.agentLoop.create({ provider: 'test', model: 'small' })
+    const session = agent.session
+    const read: number[] = []
+    let snapshots = 0
+    const eventAt = session.eventAt.bind(session)
+    vi.spyOn(session, 'eventAt').mockImplementation((seq) => {
+      read.push(seq)
+      return eventAt(seq)
+    })
+    const events = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(session), 'events')?.get
+    Object.defineProperty(session, 'events', {
+      configurable: true,
+      get: () => {
+        snapshots++
+        return events?.call(session)
+      },
+    })
+    const result = await agent.prompt(userText('read six files'))
+    expect(result.steps).toBe(7)
+    expect(app.compaction.pressure(agent).anchored).toBe(true)
+    expect(snapshots).toBe(0)
+    const all = events?.call(session) as readonly SessionEvent[]
+    const chunkSeqs = all.filter((event) => event.type === 'assistant/chunk').map((event) => event.seq)
+    expect(chunkSeqs.length).toBeGreaterThan(30)
+    expect(read.filter((seq) => chunkSeqs.includes(seq))).toEqual([])
   })
 })
 

@@ -57,6 +57,11 @@ export class EventLog {
     return this.runs.typeAt(seq)
   }
 
+  /** The first seq at or after `seq` that is not a chunk entry (the length when none is): see `RunLog`. */
+  nonChunkSeq(seq: number): number {
+    return this.runs.nonChunkSeq(seq)
+  }
+
   /**
    * Every committed event as a frozen plain array (mutator methods throw `READ_ONLY`): the same
    * array while the log has not grown; after an append a new one, copying the previous snapshot if a

@@ -159,13 +159,19 @@ export class SessionProjectionRegistry extends Service implements SessionProject
     try {
       entry.state = definition.init(session)
       definition.schema?.parse(entry.state)
-      for (; entry.upTo < upTo; entry.upTo++) {
-        if (isChunkEntry(session, entry.upTo)) continue
-        const event = session.eventAt(entry.upTo)
+      while (entry.upTo < upTo) {
+        const seq = session.nonChunkSeq(entry.upTo)
+        if (seq >= upTo) {
+          entry.upTo = upTo
+          break
+        }
+        entry.upTo = seq
+        const event = session.eventAt(seq)
         if (event === undefined) break
         const next = definition.apply(entry.state, event, session)
         if (next !== entry.state) definition.schema?.parse(next)
         entry.state = next
+        entry.upTo++
       }
     } catch (error) {
       entry.failure = error
@@ -175,11 +181,14 @@ export class SessionProjectionRegistry extends Service implements SessionProject
 
   private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
     while (entry.upTo < upTo && entry.failure === undefined) {
-      if (isChunkEntry(session, entry.upTo)) {
-        entry.upTo++
-        continue
+      // Chunk entries are passed a run at a time, unread.
+      const seq = session.nonChunkSeq(entry.upTo)
+      if (seq >= upTo) {
+        entry.upTo = upTo
+        return
       }
-      const event = session.eventAt(entry.upTo)
+      entry.upTo = seq
+      const event = session.eventAt(seq)
       if (event === undefined) return
       this.fold(registration, session, entry, event)
     }
@@ -202,9 +211,4 @@ export class SessionProjectionRegistry extends Service implements SessionProject
 
 function errorText(error: unknown): string {
   return error instanceof Error ? (error.stack ?? error.message) : String(error)
-}
-
-/** Whether `seq` of `session` is an `assistant/chunk` (projections skip them, unbuilt). */
-function isChunkEntry(session: Session, seq: number): boolean {
-  return session.eventTypeAt(seq) === 'assistant/chunk'
 }

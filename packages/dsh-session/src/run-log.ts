@@ -106,6 +106,29 @@ export class RunLog {
     return entry instanceof ChunkRun ? 'assistant/chunk' : entry.type
   }
 
+  /**
+   * The first seq at or after `seq` (a non-negative integer) whose event is not an `assistant/chunk`,
+   * or the log's length when only chunk entries follow: a run of chunk entries is passed in one step.
+   */
+  nonChunkSeq(seq: number): number {
+    const count = this.count
+    const entries = this.entries
+    let at = seq
+    while (at < count) {
+      const slot = this.find(at)
+      const entry = entries[slot] as LogEntry
+      if (entry instanceof ChunkRun) {
+        const next = entries[slot + 1]
+        at = next === undefined ? count : firstSeq(next)
+      } else if (entry.type === 'assistant/chunk') {
+        at++
+      } else {
+        return at
+      }
+    }
+    return count
+  }
+
   /** The slot holding `seq` (a seq of the log). */
   private find(seq: number): number {
     const entries = this.entries

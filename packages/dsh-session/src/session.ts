@@ -109,6 +109,13 @@ export class LiveSession implements Session {
     return this.log.typeAt(seq)
   }
 
+  nonChunkSeq(seq: number): number {
+    if (!Number.isInteger(seq) || seq < 0) {
+      throw new RangeError(`session ${this.id}: nonChunkSeq needs a non-negative integer seq, got ${seq}`)
+    }
+    return this.log.nonChunkSeq(seq)
+  }
+
   get seq(): number {
     return this.log.length
   }

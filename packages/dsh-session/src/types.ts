@@ -222,6 +222,13 @@ export interface Session {
    * folded chunk event: a fold that ignores `assistant/chunk` events reads it first and skips them.
    */
   eventTypeAt(seq: number): SessionEventType | undefined
+  /**
+   * The first seq at or after `seq` whose event is not an `assistant/chunk` (`seq` itself when it is
+   * not one), or `session.seq` when only chunk entries follow: a fold that skips chunk entries passes
+   * a step's run of them in one call instead of one seq at a time. Throws `RangeError` unless `seq` is
+   * a non-negative integer.
+   */
+  nonChunkSeq(seq: number): number
   /** The seq the next event will get (equals `events.length`). */
   readonly seq: number
   readonly parent?: SessionParent

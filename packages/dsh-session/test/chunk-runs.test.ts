@@ -8,8 +8,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { CallId, type StreamChunk } from 'dsh-llm'
-import { type AppendGuard, JsonlStorage, type Session, type SessionEvent, Sessions } from 'dsh-session'
-import { afterEach, describe, expect, test } from 'vitest'
+import {
+  type AppendGuard,
+  JsonlStorage,
+  type ProjectionDefinition,
+  type Session,
+  type SessionEvent,
+  Sessions,
+} from 'dsh-session'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { chunkEventsBuilt } from '../src/chunk-runs.ts'
 import { assistant, mountSessions, refusal, user } from './support.ts'
 
@@ -272,5 +279,92 @@ describe('chunk runs', () => {
     for (const event of session.events.slice(3)) {
       expect(Object.isFrozen((event.data as { chunk: StreamChunk }).chunk)).toBe(true)
     }
+  })
+})
+
+describe('passing over chunk entries', () => {
+  /** Two steps of chunk runs in `session`: seqs 3–8 and 13–18 are chunk entries. */
+  function twoSteps(session: Session): void {
+    openStep(session)
+    for (const chunk of CHUNKS) session.appendChunk(1, 1, chunk)
+    session.append('assistant/message', {
+      turn: 1,
+      step: 1,
+      message: assistant('a1', [{ type: 'text', text: 'hello' }]),
+    })
+    session.append('step/end', { turn: 1, step: 1 })
+    session.append('user/message', user('u2', 'more'))
+    session.append('step/start', { turn: 1, step: 2 })
+    for (const chunk of CHUNKS) session.appendChunk(1, 2, chunk)
+  }
+
+  test('nonChunkSeq gives the first seq at or after its argument that holds no chunk entry', async () => {
+    const app = await mountSessions()
+    const session = await app.sessions.create()
+    twoSteps(session)
+    expect(session.seq).toBe(19)
+    const expected = [0, 1, 2, 9, 9, 9, 9, 9, 9, 9, 10, 11, 12, 19, 19, 19, 19, 19, 19, 19, 19]
+    expect(Array.from({ length: 21 }, (_, seq) => session.nonChunkSeq(seq))).toEqual(expected)
+    // The answer a walk over the event types gives, from any seq.
+    for (let seq = 0; seq <= session.seq; seq++) {
+      let walked = seq
+      while (walked < session.seq && session.eventTypeAt(walked) === 'assistant/chunk') walked++
+      expect(session.nonChunkSeq(seq)).toBe(walked)
+    }
+    for (const bad of [-1, 2.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => session.nonChunkSeq(bad)).toThrow(
+        new RangeError(`session ${session.id}: nonChunkSeq needs a non-negative integer seq, got ${bad}`),
+      )
+    }
+  })
+
+  test('a projection folds past each chunk run in one step: it reads no chunk entry, built or kept current', async () => {
+    const app = await mountSessions()
+    const types: ProjectionDefinition<readonly string[]> = {
+      key: 'types',
+      init: () => [],
+      apply: (state, event) => [...state, event.type],
+    }
+    await app.plugin({
+      inject: ['sessionProjections'],
+      apply(ctx: Context) {
+        ctx.sessionProjections.register(types)
+      },
+    })
+    const session = await app.sessions.create()
+    twoSteps(session)
+    const read: number[] = []
+    const eventAt = session.eventAt.bind(session)
+    const eventTypeAt = session.eventTypeAt.bind(session)
+    vi.spyOn(session, 'eventAt').mockImplementation((seq) => {
+      read.push(seq)
+      return eventAt(seq)
+    })
+    vi.spyOn(session, 'eventTypeAt').mockImplementation((seq) => {
+      read.push(seq)
+      return eventTypeAt(seq)
+    })
+    const opening = ['user/message', 'turn/start', 'step/start']
+    const between = ['assistant/message', 'step/end', 'user/message', 'step/start']
+    expect(app.sessionProjections.get(session, 'types')).toEqual([...opening, ...between])
+    const answer = (step: number) =>
+      session.append('assistant/message', {
+        turn: 1,
+        step,
+        message: assistant(`a${step}`, [{ type: 'text', text: 'hello' }]),
+      })
+    answer(2)
+    session.append('step/end', { turn: 1, step: 2 })
+    session.append('step/start', { turn: 1, step: 3 })
+    for (const chunk of CHUNKS) session.appendChunk(1, 3, chunk)
+    answer(3)
+    session.append('step/end', { turn: 1, step: 3 })
+    session.append('turn/end', { turn: 1, reason: { kind: 'completed' } })
+    expect(app.sessionProjections.get(session, 'types')).toEqual([
+      ...opening,
+      ...between,
+      ...['assistant/message', 'step/end', 'step/start', 'assistant/message', 'step/end', 'turn/end'],
+    ])
+    expect(read.filter((seq) => eventTypeAt(seq) === 'assistant/chunk')).toEqual([])
   })
 })

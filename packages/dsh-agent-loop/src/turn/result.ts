@@ -39,6 +39,8 @@ export function readTurnResult(session: Session, turn: number, stopReason: TurnE
   let output = 0
   const extra: { cacheReadTokens?: number; cacheWriteTokens?: number; reasoningTokens?: number } = {}
   for (let i = session.seq - 1; i >= 0; i--) {
+    // A step's chunks say nothing the answer does not: passed over without being rebuilt.
+    if (session.eventTypeAt(i) === 'assistant/chunk') continue
     const event = session.eventAt(i)
     if (event === undefined) break
     if (event.type === 'turn/start' && event.data.turn === turn) break

@@ -24,12 +24,14 @@ import { type AdjacencyProblem, ToolAdjacency } from '../grammar/tool-adjacency.
  * node's seq, all earlier than the event).
  */
 /**
- * A log read one event at a time (a live session), without taking a snapshot. With `eventTypeAt`, the
- * fold skips `assistant/chunk` events (never surface, never a header) without rebuilding them.
+ * A log read one event at a time (a live session), without taking a snapshot. With `nonChunkSeq` (or
+ * else `eventTypeAt`), the fold skips `assistant/chunk` events (never surface, never a header) without
+ * rebuilding them: a run of them at once, or one at a time.
  */
 export interface EventReader {
   eventAt(seq: number): SessionEvent | undefined
   eventTypeAt?(seq: number): string | undefined
+  nonChunkSeq?(seq: number): number
 }
 
 function isEventArray(events: readonly SessionEvent[] | EventReader): events is readonly SessionEvent[] {
@@ -114,12 +116,18 @@ export class RequestFold {
       return
     }
     if (this.lastSeq >= 0 && events.eventAt(this.lastSeq) !== this.lastEvent) this.restart()
-    const typeAt = events.eventTypeAt === undefined ? undefined : events.eventTypeAt.bind(events)
+    // Chunk entries contribute nothing to a request: passed over unread (a folded chunk is not
+    // rebuilt), a run of them at once where the log can say where it ends.
+    const skip = events.nonChunkSeq === undefined ? undefined : events.nonChunkSeq.bind(events)
+    const typeAt =
+      skip !== undefined || events.eventTypeAt === undefined ? undefined : events.eventTypeAt.bind(events)
     for (let i = this.next; i < to; i++) {
-      if (typeAt?.(i) === 'assistant/chunk') {
-        // Contributes nothing to a request: passed over unread (a folded chunk is not rebuilt).
-        this.folded++
-        this.next++
+      const past =
+        skip === undefined ? (typeAt?.(i) === 'assistant/chunk' ? i + 1 : i) : Math.min(skip(i), to)
+      if (past > i) {
+        this.folded += past - i
+        this.next += past - i
+        i = past - 1
         continue
       }
       const event = events.eventAt(i)
