@@ -159,19 +159,12 @@ export class SessionProjectionRegistry extends Service implements SessionProject
     try {
       entry.state = definition.init(session)
       definition.schema?.parse(entry.state)
-      while (entry.upTo < upTo) {
-        const seq = session.nonChunkSeq(entry.upTo)
-        if (seq >= upTo) {
-          entry.upTo = upTo
-          break
-        }
-        entry.upTo = seq
-        const event = session.eventAt(seq)
-        if (event === undefined) break
+      for (let event = nextEvent(session, entry, upTo); event !== undefined; ) {
         const next = definition.apply(entry.state, event, session)
         if (next !== entry.state) definition.schema?.parse(next)
         entry.state = next
         entry.upTo++
+        event = nextEvent(session, entry, upTo)
       }
     } catch (error) {
       entry.failure = error
@@ -180,15 +173,8 @@ export class SessionProjectionRegistry extends Service implements SessionProject
   }
 
   private advance(registration: Registration, session: Session, entry: ProjectionState, upTo: number): void {
-    while (entry.upTo < upTo && entry.failure === undefined) {
-      // Chunk entries are passed a run at a time, unread.
-      const seq = session.nonChunkSeq(entry.upTo)
-      if (seq >= upTo) {
-        entry.upTo = upTo
-        return
-      }
-      entry.upTo = seq
-      const event = session.eventAt(seq)
+    while (entry.failure === undefined) {
+      const event = nextEvent(session, entry, upTo)
       if (event === undefined) return
       this.fold(registration, session, entry, event)
     }
@@ -207,6 +193,22 @@ export class SessionProjectionRegistry extends Service implements SessionProject
       }
     }
   }
+}
+
+/**
+ * The next event `entry` folds below `upTo`, with `entry.upTo` moved to it past the chunk entries
+ * before it (a run of them at once, unread); `undefined`, with `entry.upTo` at `upTo`, when only chunk
+ * entries are left below `upTo`. An `entry` already at or past `upTo` is left where it is.
+ */
+function nextEvent(session: Session, entry: ProjectionState, upTo: number): SessionEvent | undefined {
+  if (entry.upTo >= upTo) return undefined
+  const seq = session.nonChunkSeq(entry.upTo)
+  if (seq >= upTo) {
+    entry.upTo = upTo
+    return undefined
+  }
+  entry.upTo = seq
+  return session.eventAt(seq)
 }
 
 function errorText(error: unknown): string {
