@@ -17,13 +17,13 @@ import { encodeHeader, SESSION_FORMAT, SESSION_FORMAT_VERSION } from './codec.ts
 import { alreadyExists, heldHere, notFound, seqMismatch, storageError } from './errors.ts'
 import { type AppendIo, createFileAtomically, nodeAppendIoWith, truncateAt } from './files.ts'
 import { assertSameFile, assertStillOwned, identityOf, type Lease } from './lease.ts'
-import { listSessions } from './listing.ts'
+import { type ListingReads, listSessions } from './listing.ts'
 import { DEFAULT_LEASE_TTL_MS, errorCode, FileLock } from './lock.ts'
 import { exposureOf, makeDirectory, resolveModes, type StorageModes } from './modes.ts'
 import { closeReader, openForRead, SAFE_ID, scanFile } from './reading.ts'
 import { eventTexts } from './run-line.ts'
 import { scanSession } from './scan.ts'
-import type { AdaptiveSyncOptions, JsonlSyncMode } from './sync-policy.ts'
+import { type AdaptiveSyncOptions, DEFAULT_INLINE_SYNC_BUDGET_MS, type JsonlSyncMode } from './sync-policy.ts'
 
 const RESOLVED: Promise<void> = Promise.resolve()
 
@@ -36,6 +36,8 @@ export interface JsonlStorageOptions {
   /**
    * How barriers wait for the disk when `io` is not given (see `JsonlSyncMode`): `auto` (default)
    * syncs inline while the disk answers within the budget (`syncTuning`), else on the thread pool for a while.
+   * `list()` reads the session headers the same way (see `ListingReads`): inline, in time slices, unless
+   * this is `thread-pool`; in `auto` a header read over the budget sends the rest of that listing to the pool.
    */
   readonly sync?: JsonlSyncMode
   /** Tuning of the `auto` sync mode: the inline budget and the thread-pool back-off. */
@@ -73,6 +75,7 @@ export class JsonlStorage implements SessionStorage {
   private readonly leaseTtlMs: number
   private readonly leases = new Map<string, Lease>()
   private readonly modes: StorageModes
+  private readonly listingReads: ListingReads
 
   constructor(options: JsonlStorageOptions) {
     this.dir = options.dir
@@ -80,6 +83,10 @@ export class JsonlStorage implements SessionStorage {
     this.io = options.io ?? nodeAppendIoWith(options.sync ?? 'auto', options.syncTuning)
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS
+    this.listingReads = {
+      mode: options.sync ?? 'auto',
+      budgetMs: options.syncTuning?.budgetMs ?? DEFAULT_INLINE_SYNC_BUDGET_MS,
+    }
   }
 
   /** The session file's path. Throws `STORAGE` for an id that is not a safe file name. */
@@ -265,7 +272,7 @@ export class JsonlStorage implements SessionStorage {
    * `listSessions`), and in `exposed` the session files others can read (see `fileMode`).
    */
   async list(): Promise<SessionListing> {
-    return listSessions(this.dir, this.modes.file)
+    return listSessions(this.dir, this.modes.file, this.listingReads)
   }
 
   /** Yields the session's events with seq ≥ `fromSeq`; same checks as `load`, but never writes. */

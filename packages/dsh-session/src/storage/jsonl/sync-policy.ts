@@ -52,8 +52,8 @@ const RESOLVED: Promise<void> = Promise.resolve()
 
 export const DEFAULT_INLINE_SYNC_BUDGET_MS = 2
 export const DEFAULT_SYNC_BACKOFF_MS = 10_000
-/** The newest inline sync's weight in the moving average. */
-const AVERAGE_WEIGHT = 0.2
+/** The newest inline sync's weight in the moving average (and the newest header read's, in a listing). */
+export const AVERAGE_WEIGHT = 0.2
 /**
  * Pooled syncs, completed since the move to the thread pool, that `auto` needs before it may return
  * inline early (their moving average within half the budget). Doubles on each relapse.
