@@ -4,7 +4,8 @@
  * trips); on libuv's pool with `sync: 'thread-pool'` (a disk or network file system that can
  * stall), and for the rest of a listing in `auto` once one inline read took longer than the budget.
  */
-import fs, { writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import fs, { symlinkSync, writeFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { JsonlStorage, type JsonlStorageOptions } from 'dsh-session'
@@ -182,6 +183,37 @@ describe('JsonlStorage.list() header reads', () => {
       },
     ])
   })
+
+  for (const sync of ['auto', 'thread-pool'] as const) {
+    it(`reports a named pipe or a device among the session files as a problem, without blocking on it (${sync})`, async () => {
+      writeSessions(2)
+      execFileSync('mkfifo', [join(dir, 'pipe.jsonl')])
+      symlinkSync('/dev/zero', join(dir, 'zeros.jsonl'))
+      const listing = await storage({ sync }).list()
+      expect(listing.sessions.map((entry) => entry.sessionId)).toEqual(['s0001', 's0000'])
+      expect(
+        listing.problems.map(({ path, sessionId, reason, error }) => ({
+          path,
+          sessionId,
+          reason,
+          code: error?.code,
+        })),
+      ).toEqual([
+        {
+          path: join(dir, 'pipe.jsonl'),
+          sessionId: 'pipe',
+          reason: `${join(dir, 'pipe.jsonl')} is not a regular file; a session file is one`,
+          code: 'STORAGE',
+        },
+        {
+          path: join(dir, 'zeros.jsonl'),
+          sessionId: 'zeros',
+          reason: `${join(dir, 'zeros.jsonl')} is not a regular file; a session file is one`,
+          code: 'STORAGE',
+        },
+      ])
+    })
+  }
 
   it('lets the event loop run between time slices while it reads inline', async () => {
     const ids = writeSessions(3000)

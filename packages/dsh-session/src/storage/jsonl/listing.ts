@@ -3,7 +3,7 @@
  * read, and which of them others can read. The reads run inline on the event loop, in time slices,
  * while the disk answers fast, else a few files at a time on libuv's pool (see `ListingReads`).
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -63,10 +63,13 @@ interface HeaderRead {
  * if the file is missing, `STORAGE` if it cannot be read.
  */
 export async function readHeader(sessionId: string, file: string): Promise<HeaderRead> {
-  const handle = await openForRead(sessionId, file)
+  const handle = await openForRead(sessionId, file, HEADER_OPEN_FLAGS)
   try {
+    // The kind first: a named pipe's read fails (no writer, non-blocking) and a device's never ends.
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw notRegularFile(sessionId, file)
     const probe = Buffer.allocUnsafe(HEADER_PROBE_BYTES)
-    const [read, stats] = await Promise.all([handle.read(probe, 0, HEADER_PROBE_BYTES, 0), handle.stat()])
+    const read = await handle.read(probe, 0, HEADER_PROBE_BYTES, 0)
     const newline = probe.subarray(0, read.bytesRead).indexOf(0x0a)
     let text: string | undefined
     if (newline >= 0) text = probe.toString('utf8', 0, newline)
@@ -76,6 +79,20 @@ export async function readHeader(sessionId: string, file: string): Promise<Heade
   } finally {
     await closeReader(handle)
   }
+}
+
+/**
+ * How a listing opens a `.jsonl` entry: read-only and non-blocking, so that a named pipe (whose open
+ * would wait for a writer) opens at once and is then reported, like a device, as not a regular file.
+ * The flag changes nothing for a regular file.
+ */
+const HEADER_OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK
+
+function notRegularFile(sessionId: string, file: string): SessionError {
+  return new SessionError(SessionErrorCode.STORAGE, `${file} is not a regular file; a session file is one`, {
+    sessionId,
+    file,
+  })
 }
 
 function incompleteHeader(sessionId: string, file: string): SessionError {
@@ -100,7 +117,7 @@ function readHeaderInline(sessionId: string, file: string): HeaderRead | undefin
   const started = performance.now()
   let fd: number
   try {
-    fd = openSync(file, 'r')
+    fd = openSync(file, HEADER_OPEN_FLAGS)
   } catch (error) {
     lastInlineReadMs = performance.now() - started
     if (errorCode(error) === 'ENOENT') throw notFound(sessionId, file)
@@ -109,8 +126,10 @@ function readHeaderInline(sessionId: string, file: string): HeaderRead | undefin
   let bytesRead: number
   let mode: number
   try {
+    const stats = fstatSync(fd)
+    if (!stats.isFile()) throw notRegularFile(sessionId, file)
+    mode = stats.mode & 0o777
     bytesRead = readSync(fd, inlineProbe, 0, HEADER_PROBE_BYTES, 0)
-    mode = fstatSync(fd).mode & 0o777
   } finally {
     // A read-only descriptor: a failing close loses nothing (see `closeReader`).
     try {

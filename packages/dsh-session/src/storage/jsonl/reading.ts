@@ -13,9 +13,13 @@ import { type ScanState, scanSession } from './scan.ts'
 export const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/
 
 /** Opens `file` for reading. Throws `NOT_FOUND` if it is missing, `STORAGE` for other failures. */
-export async function openForRead(sessionId: string, file: string): Promise<FileHandle> {
+export async function openForRead(
+  sessionId: string,
+  file: string,
+  flags: string | number = 'r',
+): Promise<FileHandle> {
   try {
-    return await open(file, 'r')
+    return await open(file, flags)
   } catch (error) {
     if (errorCode(error) === 'ENOENT') throw notFound(sessionId, file)
     throw storageError(`cannot open ${file}`, { sessionId, file }, error)
