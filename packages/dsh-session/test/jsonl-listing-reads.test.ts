@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process'
 import fs, { symlinkSync, writeFileSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
-import { JsonlStorage, type JsonlStorageOptions } from 'dsh-session'
+import { JsonlStorage, type JsonlStorageOptions, type SessionListing } from 'dsh-session'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { header, tempDir } from './fixtures/events.ts'
 
@@ -44,6 +44,16 @@ function writeSessions(count: number): string[] {
 
 function storage(options: Omit<JsonlStorageOptions, 'dir'> = {}): JsonlStorage {
   return new JsonlStorage({ dir, ...options })
+}
+
+/** A listing's problems with their error codes (the error objects themselves left out). */
+function problemsOf(listing: SessionListing) {
+  return listing.problems.map(({ path, sessionId, reason, error }) => ({
+    path,
+    sessionId,
+    reason,
+    code: error?.code,
+  }))
 }
 
 /** The paths a spy was called with, in call order. */
@@ -167,14 +177,7 @@ describe('JsonlStorage.list() header reads', () => {
     })
     const listing = await storage().list()
     expect(listing.sessions.map((entry) => entry.sessionId)).toEqual(['s0001', 's0000'])
-    expect(
-      listing.problems.map(({ path, sessionId, reason, error }) => ({
-        path,
-        sessionId,
-        reason,
-        code: error?.code,
-      })),
-    ).toEqual([
+    expect(problemsOf(listing)).toEqual([
       {
         path: join(dir, 'gone.jsonl'),
         sessionId: 'gone',
@@ -191,14 +194,7 @@ describe('JsonlStorage.list() header reads', () => {
       symlinkSync('/dev/zero', join(dir, 'zeros.jsonl'))
       const listing = await storage({ sync }).list()
       expect(listing.sessions.map((entry) => entry.sessionId)).toEqual(['s0001', 's0000'])
-      expect(
-        listing.problems.map(({ path, sessionId, reason, error }) => ({
-          path,
-          sessionId,
-          reason,
-          code: error?.code,
-        })),
-      ).toEqual([
+      expect(problemsOf(listing)).toEqual([
         {
           path: join(dir, 'pipe.jsonl'),
           sessionId: 'pipe',
