@@ -1,4 +1,4 @@
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { Context } from 'cordis'
 import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
 import Compaction from 'dsh-compaction'
@@ -11,7 +11,7 @@ import { spanTree } from './tree.ts'
 
 it('a compaction is a span, and its summarizing model request is a chat span under it', async () => {
   const exporter = new InMemorySpanExporter()
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions)

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { Context } from 'cordis'
 import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
 import { LlmRuntime, SessionId } from 'dsh-llm'
@@ -72,7 +72,7 @@ afterAll(() => {
 it('a key fed through every failure path appears in no log file, span, stderr line, error or viewer page', async () => {
   const dir = join(mkdtempSync(join(tmpdir(), 'dsh-no-secret-')), 'sessions')
   const exporter = new InMemorySpanExporter()
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
   const stderr: string[] = []
   const writeSpy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
     stderr.push(String(chunk))

@@ -3,7 +3,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { resourceFromAttributes } from '@opentelemetry/resources'
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions'
 import { Context } from 'cordis'
 import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
@@ -34,10 +34,12 @@ it('exports the spans over OTLP/HTTP to a collector', async () => {
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve))
   const { port } = collector.address() as AddressInfo
 
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'my-agent' }),
     spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` })),
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` }),
+      }),
     ],
   })
   const app = new Context()

@@ -1,4 +1,4 @@
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { Context } from 'cordis'
 import { AgentLoop, ToolRegistry } from 'dsh-agent-loop'
 import { LlmRuntime, SessionId, type StreamChunk, userText } from 'dsh-llm'
@@ -18,7 +18,7 @@ import { spanOutline } from './tree.ts'
 
 async function setup(script: Parameters<typeof scriptedAdapter>[0], captureContent = false) {
   const exporter = new InMemorySpanExporter()
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
   const app = new Context()
   await app.plugin(LlmRuntime)
   await app.plugin(Sessions)

@@ -1,5 +1,5 @@
 /** Span tree helpers: the exported spans as a nested, ordered, comparable structure. */
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace'
 
 /** One span as the tests compare it. */
 export interface SpanNode {
