@@ -119,7 +119,8 @@ export class SessionLogChecker {
     const header = this.fold.header
     if (header === undefined) return
     this.requests++
-    const subject = `the request of the model call starting at seq ${event.seq} (turn ${opened.turn} step ${opened.step})`
+    const subject = () =>
+      `the request of the model call starting at seq ${event.seq} (turn ${opened.turn} step ${opened.step})`
     const base = { check: 'request-reconstruction', seq: event.seq, index } as const
     const violation = adjacencyViolation(this.fold, header.header.messagePrefix?.length ?? 0, subject, base)
     if (violation !== undefined) found.push(violation)

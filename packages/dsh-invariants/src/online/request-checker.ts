@@ -64,14 +64,15 @@ export class RequestChecker {
   verify(request: LlmRequest, mark: LoopRequestMark): Violation | undefined {
     const base = { check: 'request-reconstruction', sessionId: mark.sessionId } as const
     const session = this.sessions.get(mark.sessionId)
-    const subject = describeMark(mark)
+    // Every message names the request; the name is built only when one is returned.
+    const subject = () => describeMark(mark)
     if (session === undefined) {
-      return { ...base, message: `${subject} names a session that is not open in this context` }
+      return { ...base, message: `${subject()} names a session that is not open in this context` }
     }
     if (!Number.isSafeInteger(mark.logLength) || mark.logLength < 0 || mark.logLength > session.seq) {
       return {
         ...base,
-        message: `${subject} claims more log than exists: the session has ${session.seq} event(s)`,
+        message: `${subject()} claims more log than exists: the session has ${session.seq} event(s)`,
       }
     }
     let tracked = this.tracked.get(session)
@@ -87,7 +88,7 @@ export class RequestChecker {
       state.fold.advance(session, mark.logLength)
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
-      return { ...base, message: `${subject} cannot be re-derived: folding the log failed: ${reason}` }
+      return { ...base, message: `${subject()} cannot be re-derived: folding the log failed: ${reason}` }
     } finally {
       this.folded += state.fold.folded - before
     }
@@ -95,7 +96,7 @@ export class RequestChecker {
     if (header === undefined) {
       return {
         ...base,
-        message: `${subject} has no request/header before it; log a header snapshot before the first request`,
+        message: `${subject()} has no request/header before it; log a header snapshot before the first request`,
       }
     }
     if (state.shell?.header !== header || state.shell.request.sessionId !== mark.sessionId) {
@@ -114,7 +115,7 @@ export class RequestChecker {
     if (problem !== undefined) {
       return {
         ...base,
-        message: `${subject} is not what the log implies (header at seq ${header.seq}): ${problem}`,
+        message: `${subject()} is not what the log implies (header at seq ${header.seq}): ${problem}`,
       }
     }
     return adjacencyViolation(state.fold, prefix.length, subject, base)
@@ -124,26 +125,27 @@ export class RequestChecker {
 /**
  * The tool-adjacency verdict on a request derived from `fold`: the first problem the history gained
  * since the previous request, or calls still unanswered when the request is sent. `offset` is the
- * number of prefix messages before the history in the request.
+ * number of prefix messages before the history in the request; `subject` names the request in the
+ * message (called only when there is a verdict).
  */
 export function adjacencyViolation<T extends object>(
   fold: RequestFold,
   offset: number,
-  subject: string,
+  subject: () => string,
   base: T,
 ): (T & { readonly message: string }) | undefined {
   const [broken] = fold.takeAdjacencyProblems()
   if (broken !== undefined) {
     return {
       ...base,
-      message: `${subject} breaks tool adjacency at messages[${offset + broken.index}]: ${broken.message}`,
+      message: `${subject()} breaks tool adjacency at messages[${offset + broken.index}]: ${broken.message}`,
     }
   }
   const unanswered = fold.unansweredCalls
   if (unanswered.length === 0) return undefined
   return {
     ...base,
-    message: `${subject} is sent while tool call(s) ${unanswered.join(', ')} of messages[${offset + fold.unansweredAt}] have no result`,
+    message: `${subject()} is sent while tool call(s) ${unanswered.join(', ')} of messages[${offset + fold.unansweredAt}] have no result`,
   }
 }
 

@@ -1,6 +1,6 @@
 /** The outermost `llm/stream` listener: checks the stream the caller receives against the stream grammar. */
 import type { Context } from 'cordis'
-import { checkChunks } from 'dsh-llm'
+import { checkChunks, type LlmRequest, type LoopRequestMark } from 'dsh-llm'
 import type { CheckSink } from '../check-sink.ts'
 import { grammarCheck } from '../grammar/checked-stream.ts'
 import { attribute } from './request-boundary.ts'
@@ -19,16 +19,12 @@ export function installStreamGrammar(ctx: Context, sink: CheckSink): void {
       const mark = attribute(request)
       const stream = next()
       sink.count('streamsChecked')
-      const subject =
-        mark === undefined
-          ? `the stream of an unmarked ${request.provider}/${request.model} request`
-          : `the stream of ${describeMark(mark)}`
       return checkChunks(
         stream,
         grammarCheck((problem) =>
           sink.fail({
             check: 'stream-grammar',
-            message: `${subject}: ${problem}`,
+            message: `${streamSubject(request, mark)}: ${problem}`,
             ...(mark === undefined ? {} : { sessionId: mark.sessionId }),
           }),
         ),
@@ -36,4 +32,11 @@ export function installStreamGrammar(ctx: Context, sink: CheckSink): void {
     },
     { prepend: true },
   )
+}
+
+/** How a violation names the checked stream; built only when one is reported. */
+function streamSubject(request: LlmRequest, mark: LoopRequestMark | undefined): string {
+  return mark === undefined
+    ? `the stream of an unmarked ${request.provider}/${request.model} request`
+    : `the stream of ${describeMark(mark)}`
 }
